@@ -1,0 +1,95 @@
+package watchable
+
+import "github.com/switchyard-go/switchyard/watchable/internal/hamt"
+
+// Batch collects writes that a Map applies atomically: subscribers see all
+// of them in one snapshot, at one new revision, or none of them. A Batch is
+// valid only inside the function passed to Map.Batch and must not be used
+// from other goroutines.
+type Batch[K comparable, V any] struct {
+	txn     *hamt.Txn[K, V]
+	changes []change[K, V]
+}
+
+// Store sets key to a deep copy of value within the batch, with the same
+// rules as Map.Store.
+func (b *Batch[K, V]) Store(key K, value V) {
+	b.store(key, DeepCopy(value))
+}
+
+func (b *Batch[K, V]) store(key K, value V) {
+	old, ok := b.txn.Get(key)
+	if ok && DeepEqual(old, value) {
+		return
+	}
+	b.txn.Set(key, value)
+	b.changes = append(b.changes, change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true})
+}
+
+// Delete removes key within the batch.
+func (b *Batch[K, V]) Delete(key K) {
+	old, ok := b.txn.Get(key)
+	if !ok {
+		return
+	}
+	b.txn.Delete(key)
+	b.changes = append(b.changes, change[K, V]{key: key, old: old, hadOld: true})
+}
+
+// Load returns a deep copy of the value for key as the batch has it so far.
+func (b *Batch[K, V]) Load(key K) (V, bool) {
+	v, ok := b.txn.Get(key)
+	if !ok {
+		return v, false
+	}
+	return DeepCopy(v), true
+}
+
+// Len returns the number of entries as the batch has it so far.
+func (b *Batch[K, V]) Len() int { return b.txn.Len() }
+
+// Batch calls fn with a Batch and applies the writes fn made to it as one
+// revision and one notification. If fn panics, nothing is applied and the
+// panic propagates. fn runs with the map's write lock held: it must not call
+// methods of this Map (they would deadlock), and should be quick. After
+// Close, the writes are ignored.
+func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := &Batch[K, V]{txn: m.current().entries.Txn()}
+	fn(b)
+	m.commit(b)
+}
+
+// Replace makes the map's contents exactly entries: keys whose values
+// changed are stored, keys absent from entries are deleted, equal values are
+// left alone. It is one revision and one notification, and none at all when
+// nothing changed. entries is deep-copied; the caller keeps it.
+func (m *Map[K, V]) Replace(entries map[K]V) {
+	copies := make(map[K]V, len(entries))
+	for k, v := range entries {
+		copies[k] = DeepCopy(v)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.current().entries
+	b := &Batch[K, V]{txn: cur.Txn()}
+	for k := range cur.All() {
+		if _, keep := copies[k]; !keep {
+			b.Delete(k)
+		}
+	}
+	for k, v := range copies {
+		b.store(k, v)
+	}
+	m.commit(b)
+}
+
+// commit publishes a finished batch. m.mu is held.
+func (m *Map[K, V]) commit(b *Batch[K, V]) {
+	entries := b.txn.Commit()
+	if m.closed || len(b.changes) == 0 {
+		return
+	}
+	m.publish(entries, b.changes...)
+}

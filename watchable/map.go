@@ -1,0 +1,203 @@
+package watchable
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
+)
+
+// Map is a typed map that publishes its changes to subscribers.
+//
+// All methods are safe for concurrent use by any number of goroutines, at
+// any time, including concurrently with Close. Reads (Load, LoadAll, Len,
+// State) never wait for writers. Writes are serialized; each costs O(log N)
+// in the number of entries plus O(1) per subscriber, and never waits for a
+// subscriber to read.
+//
+// The zero Map is empty and ready to use. A Map must not be copied after
+// first use.
+type Map[K comparable, V any] struct {
+	cur atomic.Pointer[version[K, V]] // nil means empty at revision 0
+
+	mu     sync.Mutex // serializes writes, Subscribe and Close
+	subs   []*subscription[K, V]
+	closed bool
+}
+
+// version is one immutable revision of the contents.
+type version[K comparable, V any] struct {
+	entries hamt.Map[K, V]
+	rev     uint64
+}
+
+// change is one effective write to one key.
+type change[K comparable, V any] struct {
+	key      K
+	old, new V
+	hadOld   bool
+	hasNew   bool
+}
+
+func (m *Map[K, V]) current() version[K, V] {
+	if v := m.cur.Load(); v != nil {
+		return *v
+	}
+	return version[K, V]{}
+}
+
+// State returns the current contents as an immutable State, in O(1).
+func (m *Map[K, V]) State() State[K, V] {
+	return State[K, V]{m: m.current().entries}
+}
+
+// Len returns the number of entries.
+func (m *Map[K, V]) Len() int {
+	return m.current().entries.Len()
+}
+
+// Load returns a deep copy of the value stored for key, and whether there is one.
+func (m *Map[K, V]) Load(key K) (value V, ok bool) {
+	v, ok := m.current().entries.Get(key)
+	if !ok {
+		return v, false
+	}
+	return DeepCopy(v), true
+}
+
+// LoadAll returns a deep copy of the whole map.
+func (m *Map[K, V]) LoadAll() map[K]V {
+	return m.LoadAllMatching(func(K, V) bool { return true })
+}
+
+// LoadAllMatching returns a deep copy of the entries for which include
+// returns true. include sees the shared values and must not mutate them.
+func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
+	out := make(map[K]V)
+	for k, v := range m.current().entries.All() {
+		if include(k, v) {
+			out[k] = DeepCopy(v)
+		}
+	}
+	return out
+}
+
+// Store sets the value for key to a deep copy of value; the caller may keep
+// using value. Storing a value equal (see DeepEqual) to the current one does
+// nothing: no new revision and no notification. After Close, Store does
+// nothing.
+func (m *Map[K, V]) Store(key K, value V) {
+	value = DeepCopy(value)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.store(key, value)
+}
+
+// store sets key to value, which is already the map's own copy. m.mu is held.
+func (m *Map[K, V]) store(key K, value V) {
+	if m.closed {
+		return
+	}
+	cur := m.current()
+	old, ok := cur.entries.Get(key)
+	if ok && DeepEqual(old, value) {
+		return
+	}
+	m.publish(cur.entries.Set(key, value), change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true})
+}
+
+// Delete removes key. Deleting a missing key does nothing. After Close,
+// Delete does nothing.
+func (m *Map[K, V]) Delete(key K) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.delete(key)
+}
+
+// delete removes key and reports whether it was present. m.mu is held.
+func (m *Map[K, V]) delete(key K) (V, bool) {
+	cur := m.current()
+	old, ok := cur.entries.Get(key)
+	if !ok || m.closed {
+		return old, ok
+	}
+	next, _ := cur.entries.Delete(key)
+	m.publish(next, change[K, V]{key: key, old: old, hadOld: true})
+	return old, true
+}
+
+// LoadOrStore returns a deep copy of the value stored for key if there is
+// one, with loaded true. Otherwise it stores value as Store does and returns
+// a deep copy of it, with loaded false (also after Close, when nothing is
+// stored).
+func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
+	value = DeepCopy(value)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.current().entries.Get(key); ok {
+		return DeepCopy(v), true
+	}
+	m.store(key, value)
+	return DeepCopy(value), false
+}
+
+// LoadAndDelete deletes key and returns a deep copy of the value it had, and
+// whether it was present. After Close nothing is deleted, but the value is
+// still returned.
+func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.delete(key)
+	if !ok {
+		return v, false
+	}
+	return DeepCopy(v), true
+}
+
+// CompareAndSwap stores new for key if key is present with a value equal
+// (see DeepEqual) to old, and reports whether it did. It reports false after
+// Close.
+func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
+	new = DeepCopy(new)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	v, ok := m.current().entries.Get(key)
+	if !ok || !DeepEqual(v, old) {
+		return false
+	}
+	m.store(key, new)
+	return true
+}
+
+// Close closes every subscription; a snapshot that was pending is still
+// readable before its channel reports closed. Afterwards writes are ignored,
+// Subscribe returns closed channels, and reads keep working. Close is
+// idempotent.
+func (m *Map[K, V]) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	for _, s := range m.subs {
+		s.close()
+	}
+	m.subs = nil
+}
+
+// publish makes entries the current version with the given changes, at the
+// next revision, and tells every subscriber. m.mu is held.
+func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
+	next := &version[K, V]{entries: entries, rev: m.current().rev + 1}
+	m.cur.Store(next)
+	for _, s := range m.subs {
+		for i := range changes {
+			s.record(&changes[i])
+		}
+		s.flush(next)
+	}
+}

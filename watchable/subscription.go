@@ -1,0 +1,225 @@
+package watchable
+
+import (
+	"context"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
+)
+
+// Subscribe returns a channel of snapshots of the whole map.
+//
+// The channel holds a snapshot of the current contents as soon as Subscribe
+// returns (even when the map is empty), and becomes readable again whenever
+// the map has changed since the subscriber's previous read. Changes never
+// queue up: everything that happened since the previous read arrives as one
+// Snapshot, the newest, whose Updates are the net change per key. A
+// subscriber that does not read costs writers nothing but remembering, per
+// changed key, one pending entry.
+//
+// The channel is closed when ctx is done or the map is closed. Subscribing to
+// a closed map, or with a done ctx, returns a closed channel. No goroutine is
+// started.
+func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
+	return m.subscribe(ctx, nil)
+}
+
+// SubscribeSubset is like Subscribe, but the subscriber sees only the entries
+// for which include returns true: State holds only those, an entry that
+// starts matching arrives as a store and one that stops matching as a
+// delete, and changes to entries that match neither before nor after deliver
+// nothing.
+//
+// include is called by writers, under the map's write lock, once per changed
+// entry; it must be fast, must not call the Map's methods, and must not
+// mutate the value.
+func (m *Map[K, V]) SubscribeSubset(ctx context.Context, include func(K, V) bool) <-chan Snapshot[K, V] {
+	return m.subscribe(ctx, include)
+}
+
+func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-chan Snapshot[K, V] {
+	ch := make(chan Snapshot[K, V], 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || ctx.Err() != nil {
+		close(ch)
+		return ch
+	}
+	cur := m.current()
+	s := &subscription[K, V]{m: m, ch: ch, include: include, pos: len(m.subs)}
+	view := cur.entries
+	if include != nil {
+		txn := hamt.Map[K, V]{}.Txn()
+		for k, v := range cur.entries.All() {
+			if include(k, v) {
+				txn.Set(k, v)
+			}
+		}
+		view = txn.Commit()
+	}
+	s.view = view
+	s.updates = make([]Update[K, V], 0, view.Len())
+	for k, v := range view.All() {
+		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
+	}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev}
+	s.sent = true
+	m.subs = append(m.subs, s)
+	s.stop = context.AfterFunc(ctx, s.cancel)
+	return ch
+}
+
+// subscription is one subscriber's channel and its pending window: the net
+// changes since the last snapshot the subscriber took. All fields are guarded
+// by m.mu.
+//
+// The channel has room for one snapshot. A writer that finds the previous
+// snapshot still unread takes it back out of the channel, merges the new
+// changes into its Updates and puts the merged snapshot back, so the reader
+// always finds at most one, the newest. Taking it back is what makes the
+// window's Updates slice the writer's again; once the reader has it, the
+// writer starts a fresh slice and never touches the old one.
+type subscription[K comparable, V any] struct {
+	m       *Map[K, V]
+	ch      chan Snapshot[K, V]
+	include func(K, V) bool // nil: the whole map
+	stop    func() bool     // stops the context.AfterFunc
+	pos     int             // index in m.subs
+	closed  bool
+
+	// view is the subscriber's own State for subset subscriptions, kept up
+	// to date by record; whole-map subscriptions use the map's version.
+	view hamt.Map[K, V]
+
+	sent    bool // a snapshot was put in ch and may still be there
+	opened  bool // record has prepared the window in this write
+	updates []Update[K, V]
+	// index locates each pending key in updates and remembers what the
+	// subscriber saw before the window. It is built lazily: a subscriber
+	// that reads every snapshot before the next write never needs it for the
+	// first snapshot's (possibly large) list.
+	index   map[K]pending[K, V]
+	indexed bool
+}
+
+// pending is what the window knows about one changed key.
+type pending[K comparable, V any] struct {
+	pos       int // in updates
+	before    V   // the value in the subscriber's previous snapshot
+	hadBefore bool
+}
+
+// open makes the window ready for changes: it reclaims an unread snapshot,
+// or starts a new window when the subscriber has read the last one.
+func (s *subscription[K, V]) open() {
+	if s.opened {
+		return
+	}
+	s.opened = true
+	if s.sent {
+		s.sent = false
+		select {
+		case <-s.ch: // unread: keep merging into its updates
+		default: // read: the reader owns those updates now
+			s.updates = nil
+			clear(s.index)
+			s.indexed = true
+		}
+	}
+	if !s.indexed {
+		if s.index == nil {
+			s.index = make(map[K]pending[K, V], len(s.updates))
+		}
+		for i, u := range s.updates {
+			s.index[u.Key] = pending[K, V]{pos: i} // the first snapshot: nothing before
+		}
+		s.indexed = true
+	}
+	if s.index == nil {
+		s.index = make(map[K]pending[K, V])
+	}
+}
+
+// record merges one change into the window.
+func (s *subscription[K, V]) record(c *change[K, V]) {
+	before, hadBefore, after, hasAfter := c.old, c.hadOld, c.new, c.hasNew
+	if s.include != nil {
+		before, hadBefore = s.view.Get(c.key)
+		hasAfter = hasAfter && s.include(c.key, after)
+		if !hadBefore && !hasAfter {
+			return
+		}
+		if hasAfter {
+			s.view = s.view.Set(c.key, after)
+		} else {
+			s.view, _ = s.view.Delete(c.key)
+		}
+	}
+	s.open()
+	p, ok := s.index[c.key]
+	if !ok {
+		// Untouched since the previous snapshot, so the subscriber saw the
+		// value from just before this change.
+		p = pending[K, V]{pos: len(s.updates), before: before, hadBefore: hadBefore}
+		s.index[c.key] = p
+		s.updates = append(s.updates, Update[K, V]{})
+	}
+	switch {
+	case hasAfter:
+		s.updates[p.pos] = Update[K, V]{Key: c.key, Value: after}
+	case p.hadBefore:
+		s.updates[p.pos] = Update[K, V]{Key: c.key, Delete: true, Value: p.before}
+	default: // appeared and vanished within the window: no net change
+		last := len(s.updates) - 1
+		if p.pos != last {
+			moved := s.updates[last]
+			s.updates[p.pos] = moved
+			q := s.index[moved.Key]
+			q.pos = p.pos
+			s.index[moved.Key] = q
+		}
+		s.updates[last] = Update[K, V]{}
+		s.updates = s.updates[:last]
+		delete(s.index, c.key)
+	}
+}
+
+// flush delivers the window, if this write touched it and it is not empty.
+func (s *subscription[K, V]) flush(v *version[K, V]) {
+	if !s.opened {
+		return
+	}
+	s.opened = false
+	if len(s.updates) == 0 {
+		return
+	}
+	view := v.entries
+	if s.include != nil {
+		view = s.view
+	}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: v.rev}
+	s.sent = true
+}
+
+// cancel ends the subscription when its context is done.
+func (s *subscription[K, V]) cancel() {
+	m := s.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s.closed {
+		return
+	}
+	last := len(m.subs) - 1
+	m.subs[s.pos] = m.subs[last]
+	m.subs[s.pos].pos = s.pos
+	m.subs[last] = nil
+	m.subs = m.subs[:last]
+	s.close()
+}
+
+// close closes the channel; an unread snapshot stays readable before the
+// close is seen. m.mu is held.
+func (s *subscription[K, V]) close() {
+	s.closed = true
+	s.stop()
+	close(s.ch)
+}
