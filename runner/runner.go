@@ -20,3 +20,11 @@ type Runner interface {
 type Readier interface {
 	Ready() <-chan struct{}
 }
+
+// Report records a problem that a runner survived (a bad input file, a
+// failed refresh) in the status of the runner whose Run received ctx, or
+// clears it when err is nil. It does nothing when ctx does not come from a
+// runner group.
+func Report(ctx context.Context, err error) {
+	// Implemented with the group.
+}

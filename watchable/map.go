@@ -201,3 +201,15 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
 		s.flush(next)
 	}
 }
+
+// Revision returns the current revision: the number of effective writes so far.
+func (m *Map[K, V]) Revision() uint64 {
+	return m.current().rev
+}
+
+// Subscribers returns the number of open subscriptions.
+func (m *Map[K, V]) Subscribers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.subs)
+}
