@@ -66,7 +66,7 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V]
 	case n.dataMap&bit != 0:
 		i := index(n.dataMap, bit)
 		if n.entries[i].key == k {
-			c, inPlace := n.take(own)
+			c, inPlace := n.take(own, entriesArray)
 			c.entries = replaceAt(inPlace, c.entries, i, entry[K, V]{k, v})
 			return c, false
 		}
@@ -74,7 +74,7 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V]
 		// subtree before editing, since an in-place edit overwrites entry i.
 		old := n.entries[i]
 		sub := pair(own, old, hashOf(old.key), entry[K, V]{k, v}, h, shift+bitsPerLevel)
-		c, inPlace := n.take(own)
+		c, inPlace := n.take(own, entriesArray|childrenArray)
 		c.dataMap ^= bit
 		c.entries = removeAt(inPlace, c.entries, i)
 		c.nodeMap |= bit
@@ -83,11 +83,11 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V]
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
 		sub, added := n.children[j].set(own, k, v, h, shift+bitsPerLevel)
-		c, inPlace := n.take(own)
+		c, inPlace := n.take(own, childrenArray)
 		c.children = replaceAt(inPlace, c.children, j, sub)
 		return c, added
 	default:
-		c, inPlace := n.take(own)
+		c, inPlace := n.take(own, entriesArray)
 		c.dataMap |= bit
 		c.entries = insertAt(inPlace, c.entries, index(c.dataMap, bit), entry[K, V]{k, v})
 		return c, true
@@ -97,12 +97,12 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V]
 func (n *node[K, V]) setCollision(own uint64, k K, v V) (node[K, V], bool) {
 	for i := range n.entries {
 		if n.entries[i].key == k {
-			c, inPlace := n.take(own)
+			c, inPlace := n.take(own, entriesArray)
 			c.entries = replaceAt(inPlace, c.entries, i, entry[K, V]{k, v})
 			return c, false
 		}
 	}
-	c, inPlace := n.take(own)
+	c, inPlace := n.take(own, entriesArray)
 	c.entries = insertAt(inPlace, c.entries, len(c.entries), entry[K, V]{k, v})
 	return c, true
 }
@@ -132,7 +132,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (node[K, V], boo
 	if shift >= hashBits {
 		for i := range n.entries {
 			if n.entries[i].key == k {
-				c, inPlace := n.take(own)
+				c, inPlace := n.take(own, entriesArray)
 				c.entries = removeAt(inPlace, c.entries, i)
 				return c, true
 			}
@@ -146,7 +146,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (node[K, V], boo
 		if n.entries[i].key != k {
 			return node[K, V]{}, false
 		}
-		c, inPlace := n.take(own)
+		c, inPlace := n.take(own, entriesArray)
 		c.dataMap ^= bit
 		c.entries = removeAt(inPlace, c.entries, i)
 		return c, true
@@ -156,17 +156,18 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (node[K, V], boo
 		if !found {
 			return node[K, V]{}, false
 		}
-		c, inPlace := n.take(own)
 		if sub.singleton() {
 			// A non-root node always holds at least two entries in its
 			// subtree; the one left behind moves up to take the child's slot.
+			c, inPlace := n.take(own, entriesArray|childrenArray)
 			c.nodeMap ^= bit
 			c.children = removeAt(inPlace, c.children, j)
 			c.dataMap |= bit
 			c.entries = insertAt(inPlace, c.entries, index(c.dataMap, bit), sub.entries[0])
-		} else {
-			c.children = replaceAt(inPlace, c.children, j, sub)
+			return c, true
 		}
+		c, inPlace := n.take(own, childrenArray)
+		c.children = replaceAt(inPlace, c.children, j, sub)
 		return c, true
 	default:
 		return node[K, V]{}, false

@@ -11,28 +11,41 @@ var owners atomic.Uint64
 
 func newOwner() uint64 { return owners.Add(1) }
 
+// arrays names a node's arrays, to tell take which ones an edit will change.
+type arrays uint8
+
+const (
+	entriesArray arrays = 1 << iota
+	childrenArray
+)
+
 // take returns a header through which n can be changed on behalf of own, and
-// whether its arrays may be edited in place.
+// whether the arrays in changing may be edited in place. When they may not,
+// the array helpers below write fresh copies of exactly the needed size.
 //
-// For a plain Set or Delete (own == 0) nothing is copied here: the array
-// helpers copy just the one array that changes, so the other stays shared.
-// For a Txn, a node it does not own yet is claimed: both arrays are copied
-// once, and from then on every change the Txn makes to the node is in place.
-// Both must be copied because ownership is per node, not per array.
-func (n *node[K, V]) take(own uint64) (node[K, V], bool) {
+// For a plain Set or Delete (own == 0) nothing is copied here, so the arrays
+// that do not change stay shared with the old version. For a Txn, a node it
+// does not own yet is claimed: tagged with own, with the arrays that are not
+// changing copied here (ownership is per node, so the Txn must hold private
+// copies of both) and the changing ones copied by the helpers. Later edits by
+// the same Txn are then made in place.
+func (n *node[K, V]) take(own uint64, changing arrays) (node[K, V], bool) {
+	c := *n
 	switch {
 	case own == 0:
-		c := *n
 		c.owner = 0
 		return c, false
 	case n.owner == own:
-		return *n, true
-	default:
-		c := *n
-		c.owner = own
-		c.entries = slices.Clone(n.entries)
-		c.children = slices.Clone(n.children)
 		return c, true
+	default:
+		c.owner = own
+		if changing&entriesArray == 0 {
+			c.entries = slices.Clone(n.entries)
+		}
+		if changing&childrenArray == 0 {
+			c.children = slices.Clone(n.children)
+		}
+		return c, false
 	}
 }
 
