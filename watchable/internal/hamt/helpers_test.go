@@ -109,15 +109,15 @@ func checkNode[K comparable, V any](n *node[K, V], prefix uint64, shift uint, ro
 		if len(n.entries) < 2 {
 			return 0, fmt.Errorf("collision node with %d entries", len(n.entries))
 		}
-		for i, e := range n.entries {
+		seen := make(map[K]bool, len(n.entries))
+		for _, e := range n.entries {
 			if h := hashOf(e.key); h != prefix {
 				return 0, fmt.Errorf("key %v hash %#x in collision node %#x", e.key, h, prefix)
 			}
-			for _, o := range n.entries[i+1:] {
-				if o.key == e.key {
-					return 0, fmt.Errorf("duplicate key %v in collision node", e.key)
-				}
+			if seen[e.key] {
+				return 0, fmt.Errorf("duplicate key %v in collision node", e.key)
 			}
+			seen[e.key] = true
 		}
 		return len(n.entries), nil
 	}
