@@ -22,7 +22,7 @@ func TestFullCollisions(t *testing.T) {
 		if len(n.entries) != 0 || len(n.children) != 1 {
 			t.Fatalf("level %d: %d entries, %d children", depth, len(n.entries), len(n.children))
 		}
-		n = &n.children[0]
+		n = n.children[0]
 		depth++
 	}
 	if levels := (hashBits + bitsPerLevel - 1) / bitsPerLevel; depth != levels {
@@ -65,7 +65,7 @@ func TestSplitAtLastLevel(t *testing.T) {
 		if len(n.children) != 1 {
 			t.Fatalf("expected a single-child chain, got %d children", len(n.children))
 		}
-		n = &n.children[0]
+		n = n.children[0]
 	}
 	if len(n.entries) != 3 || len(n.children) != 0 {
 		t.Fatalf("last level holds %d entries, %d children", len(n.entries), len(n.children))

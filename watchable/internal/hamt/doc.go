@@ -8,17 +8,18 @@
 // # Structure
 //
 // A key's 64-bit hash is consumed five bits at a time, one 32-way fan-out per
-// level, starting from the low bits. Each node keeps two
-// bitmaps: dataMap marks slots holding an inline key/value entry and nodeMap
-// marks slots holding a child node. The entries and the children live in two
+// level, starting from the low bits. Each node keeps two bitmaps: dataMap
+// marks slots holding an inline key/value entry and nodeMap marks slots
+// holding a child node. The entries and the children live in two
 // dense arrays ordered by slot, so the array index of a slot is the population
 // count of the bitmap below its bit. Splitting the two kinds of slot (the
 // CHAMP idea) keeps entries contiguous for iteration and lookups, and lets a
 // node be stored without any per-slot type tag.
 //
-// Children are stored by value inside their parent's array instead of behind
-// a pointer. That removes one pointer hop per level on lookup, and it means a
-// path copy allocates one array per level rather than a node plus an array.
+// A node is allocated together with room for its child pointers (a few
+// fixed capacities), so copying an inner node along a path costs a single
+// allocation; the entries array is separate so that it can stay shared when
+// only a child changes.
 //
 // When all 64 bits have been used (thirteen levels, the last using four bits)
 // keys that are still together have equal hashes; they are kept in a
@@ -26,10 +27,10 @@
 //
 // # Persistence
 //
-// A Map is never changed in place. Set and Delete copy only the arrays on the
+// A Map is never changed in place. Set and Delete copy only the nodes on the
 // path from the root to the affected slot (O(log32 N) of them); every other
-// node, and the untouched array of each copied node, is shared with the
-// previous version. Old versions therefore stay valid, and since nothing
+// node is shared with the previous version, and so is the entries array of
+// each copied node whose entries did not change. Old versions therefore stay valid, and since nothing
 // reachable from a published root is ever written again, any number of
 // goroutines may read any version concurrently.
 //

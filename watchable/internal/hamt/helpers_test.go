@@ -140,7 +140,7 @@ func checkNode[K comparable, V any](n *node[K, V], prefix uint64, shift uint, ro
 	count := len(n.entries)
 	for i := range n.children {
 		slot := uint64(index32(nthBit(n.nodeMap, i)))
-		c, err := checkNode(&n.children[i], prefix|slot<<shift, shift+bitsPerLevel, false)
+		c, err := checkNode(n.children[i], prefix|slot<<shift, shift+bitsPerLevel, false)
 		if err != nil {
 			return 0, err
 		}
@@ -213,7 +213,7 @@ func sameNode[K comparable, V comparable](a, b *node[K, V], shift uint) bool {
 		}
 	}
 	for i := range a.children {
-		if !sameNode(&a.children[i], &b.children[i], shift+bitsPerLevel) {
+		if !sameNode(a.children[i], b.children[i], shift+bitsPerLevel) {
 			return false
 		}
 	}

@@ -23,15 +23,11 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 
 // Set returns a map with k set to v. O(log32 N) allocations of path nodes.
 func (m Map[K, V]) Set(k K, v V) Map[K, V] {
-	var r node[K, V]
-	added := true
+	h := hashOf(k)
 	if m.root == nil {
-		r = node[K, V]{dataMap: bitpos(hashOf(k), 0), entries: []entry[K, V]{{k, v}}}
-	} else {
-		r, added = m.root.set(0, k, v, hashOf(k), 0)
+		return Map[K, V]{root: &node[K, V]{dataMap: bitpos(h, 0), entries: []entry[K, V]{{k, v}}}, size: 1}
 	}
-	root := new(node[K, V])
-	*root = r
+	root, added := m.root.set(0, k, v, h, 0)
 	size := m.size
 	if added {
 		size++
@@ -45,15 +41,13 @@ func (m Map[K, V]) Delete(k K) (Map[K, V], bool) {
 	if m.root == nil {
 		return m, false
 	}
-	r, found := m.root.del(0, k, hashOf(k), 0)
+	root, found := m.root.del(0, k, hashOf(k), 0)
 	if !found {
 		return m, false
 	}
 	if m.size == 1 {
 		return Map[K, V]{}, true
 	}
-	root := new(node[K, V])
-	*root = r
 	return Map[K, V]{root: root, size: m.size - 1}, true
 }
 

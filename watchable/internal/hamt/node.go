@@ -1,5 +1,7 @@
 package hamt
 
+import "slices"
+
 type entry[K comparable, V any] struct {
 	key K
 	val V
@@ -9,15 +11,14 @@ type entry[K comparable, V any] struct {
 // beyond it (which the caller knows from the shift) it is a collision node
 // that uses only entries, in insertion order, with both bitmaps zero.
 //
-// A node is a small header whose arrays may be shared with other versions.
-// It is held by value, in its parent's children array or behind the Map's
-// root pointer; see doc.go for why.
+// A node reachable from a committed Map is never written again. Its arrays
+// may be shared with other nodes of other versions.
 type node[K comparable, V any] struct {
 	dataMap  uint32
 	nodeMap  uint32
-	owner    uint64 // Txn allowed to edit the arrays in place; 0 for none
+	owner    uint64 // Txn allowed to edit the node in place; 0 for none
 	entries  []entry[K, V]
-	children []node[K, V]
+	children []*node[K, V]
 }
 
 // singleton reports whether n holds exactly one entry and nothing else, the
@@ -48,16 +49,15 @@ func (n *node[K, V]) get(k K, h uint64) (V, bool) {
 		if n.nodeMap&bit == 0 {
 			break
 		}
-		n = &n.children[index(n.nodeMap, bit)]
+		n = n.children[index(n.nodeMap, bit)]
 	}
 	var zero V
 	return zero, false
 }
 
-// set returns n with k set to v, and whether k was new. n is not changed
-// unless own owns it, in which case its arrays are edited in place and the
-// returned header must replace n.
-func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V], bool) {
+// set returns n with k set to v, and whether k was new. n itself is changed
+// only when own owns it, and then n is what is returned.
+func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V], bool) {
 	if shift >= hashBits {
 		return n.setCollision(own, k, v)
 	}
@@ -66,110 +66,121 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (node[K, V]
 	case n.dataMap&bit != 0:
 		i := index(n.dataMap, bit)
 		if n.entries[i].key == k {
-			c, inPlace := n.take(own, entriesArray)
-			c.entries = replaceAt(inPlace, c.entries, i, entry[K, V]{k, v})
+			c := n.take(own, changeEntries)
+			c.entries[i] = entry[K, V]{k, v}
 			return c, false
 		}
 		// Two keys now share this slot: push both one level down. Build the
-		// subtree before editing, since an in-place edit overwrites entry i.
+		// subtree first, since an in-place edit overwrites entry i.
 		old := n.entries[i]
 		sub := pair(own, old, hashOf(old.key), entry[K, V]{k, v}, h, shift+bitsPerLevel)
-		c, inPlace := n.take(own, entriesArray|childrenArray)
+		c := n.take(own, changeEntries|growChildren)
 		c.dataMap ^= bit
-		c.entries = removeAt(inPlace, c.entries, i)
+		c.entries = slices.Delete(c.entries, i, i+1)
 		c.nodeMap |= bit
-		c.children = insertAt(inPlace, c.children, index(c.nodeMap, bit), sub)
+		c.children = slices.Insert(c.children, index(c.nodeMap, bit), sub)
 		return c, true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		sub, added := n.children[j].set(own, k, v, h, shift+bitsPerLevel)
-		c, inPlace := n.take(own, childrenArray)
-		c.children = replaceAt(inPlace, c.children, j, sub)
+		child := n.children[j]
+		sub, added := child.set(own, k, v, h, shift+bitsPerLevel)
+		if sub == child {
+			// Edited in place, so own owns the child and therefore n too.
+			return n, added
+		}
+		c := n.take(own, changeChildren)
+		c.children[j] = sub
 		return c, added
 	default:
-		c, inPlace := n.take(own, entriesArray)
+		c := n.take(own, growEntries)
 		c.dataMap |= bit
-		c.entries = insertAt(inPlace, c.entries, index(c.dataMap, bit), entry[K, V]{k, v})
+		c.entries = slices.Insert(c.entries, index(c.dataMap, bit), entry[K, V]{k, v})
 		return c, true
 	}
 }
 
-func (n *node[K, V]) setCollision(own uint64, k K, v V) (node[K, V], bool) {
+func (n *node[K, V]) setCollision(own uint64, k K, v V) (*node[K, V], bool) {
 	for i := range n.entries {
 		if n.entries[i].key == k {
-			c, inPlace := n.take(own, entriesArray)
-			c.entries = replaceAt(inPlace, c.entries, i, entry[K, V]{k, v})
+			c := n.take(own, changeEntries)
+			c.entries[i] = entry[K, V]{k, v}
 			return c, false
 		}
 	}
-	c, inPlace := n.take(own, entriesArray)
-	c.entries = insertAt(inPlace, c.entries, len(c.entries), entry[K, V]{k, v})
+	c := n.take(own, growEntries)
+	c.entries = append(c.entries, entry[K, V]{k, v})
 	return c, true
 }
 
 // pair builds the smallest subtree holding a and b at the level that starts at
 // shift: a chain of single-child nodes while their hashes agree, ending in a
 // node where they split, or in a collision node when the hashes are equal.
-func pair[K comparable, V any](own uint64, a entry[K, V], ha uint64, b entry[K, V], hb uint64, shift uint) node[K, V] {
+func pair[K comparable, V any](own uint64, a entry[K, V], ha uint64, b entry[K, V], hb uint64, shift uint) *node[K, V] {
 	if shift >= hashBits {
-		return node[K, V]{owner: own, entries: []entry[K, V]{a, b}}
+		return &node[K, V]{owner: own, entries: []entry[K, V]{a, b}}
 	}
 	ba, bb := bitpos(ha, shift), bitpos(hb, shift)
 	if ba == bb {
-		sub := pair(own, a, ha, b, hb, shift+bitsPerLevel)
-		return node[K, V]{owner: own, nodeMap: ba, children: []node[K, V]{sub}}
+		c := newNode[K, V](1)
+		c.owner = own
+		c.nodeMap = ba
+		c.children = append(c.children, pair(own, a, ha, b, hb, shift+bitsPerLevel))
+		return c
 	}
 	if ba > bb {
 		a, b = b, a
 	}
-	return node[K, V]{owner: own, dataMap: ba | bb, entries: []entry[K, V]{a, b}}
+	return &node[K, V]{owner: own, dataMap: ba | bb, entries: []entry[K, V]{a, b}}
 }
 
 // del returns n without k, and whether k was present. When k is absent
-// nothing is copied and the returned node is meaningless. Ownership works as
-// in set.
-func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (node[K, V], bool) {
+// nothing is copied and the result is nil. Ownership works as in set.
+func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (*node[K, V], bool) {
 	if shift >= hashBits {
 		for i := range n.entries {
 			if n.entries[i].key == k {
-				c, inPlace := n.take(own, entriesArray)
-				c.entries = removeAt(inPlace, c.entries, i)
+				c := n.take(own, changeEntries)
+				c.entries = slices.Delete(c.entries, i, i+1)
 				return c, true
 			}
 		}
-		return node[K, V]{}, false
+		return nil, false
 	}
 	bit := bitpos(h, shift)
 	switch {
 	case n.dataMap&bit != 0:
 		i := index(n.dataMap, bit)
 		if n.entries[i].key != k {
-			return node[K, V]{}, false
+			return nil, false
 		}
-		c, inPlace := n.take(own, entriesArray)
+		c := n.take(own, changeEntries)
 		c.dataMap ^= bit
-		c.entries = removeAt(inPlace, c.entries, i)
+		c.entries = slices.Delete(c.entries, i, i+1)
 		return c, true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		sub, found := n.children[j].del(own, k, h, shift+bitsPerLevel)
-		if !found {
-			return node[K, V]{}, false
-		}
-		if sub.singleton() {
+		child := n.children[j]
+		sub, found := child.del(own, k, h, shift+bitsPerLevel)
+		switch {
+		case !found:
+			return nil, false
+		case sub.singleton():
 			// A non-root node always holds at least two entries in its
 			// subtree; the one left behind moves up to take the child's slot.
-			c, inPlace := n.take(own, entriesArray|childrenArray)
+			c := n.take(own, changeChildren|growEntries)
 			c.nodeMap ^= bit
-			c.children = removeAt(inPlace, c.children, j)
+			c.children = slices.Delete(c.children, j, j+1)
 			c.dataMap |= bit
-			c.entries = insertAt(inPlace, c.entries, index(c.dataMap, bit), sub.entries[0])
+			c.entries = slices.Insert(c.entries, index(c.dataMap, bit), sub.entries[0])
+			return c, true
+		case sub == child:
+			return n, true
+		default:
+			c := n.take(own, changeChildren)
+			c.children[j] = sub
 			return c, true
 		}
-		c, inPlace := n.take(own, childrenArray)
-		c.children = replaceAt(inPlace, c.children, j, sub)
-		return c, true
 	default:
-		return node[K, V]{}, false
+		return nil, false
 	}
 }

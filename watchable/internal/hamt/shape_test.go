@@ -94,7 +94,7 @@ func TestSameShapeDetectsDifferences(t *testing.T) {
 	canon := build([]int{1}, func(k int) int { return k })
 	odd := Map[int, int]{size: 1, root: &node[int, int]{
 		nodeMap:  1,
-		children: []node[int, int]{{dataMap: bitpos(h(1), 5), entries: []entry[int, int]{{1, 1}}}},
+		children: []*node[int, int]{{dataMap: bitpos(h(1), 5), entries: []entry[int, int]{{1, 1}}}},
 	}}
 	if sameShape(canon, odd) {
 		t.Fatal("non-canonical tree reported same")

@@ -45,8 +45,8 @@ func (t *Txn[K, V]) Set(k K, v V) {
 		t.size = 1
 		return
 	}
-	r, added := t.root.set(t.own, k, v, h, 0)
-	t.store(r)
+	var added bool
+	t.root, added = t.root.set(t.own, k, v, h, 0)
 	if added {
 		t.size++
 	}
@@ -58,29 +58,16 @@ func (t *Txn[K, V]) Delete(k K) bool {
 	if t.root == nil {
 		return false
 	}
-	r, found := t.root.del(t.own, k, hashOf(k), 0)
+	root, found := t.root.del(t.own, k, hashOf(k), 0)
 	if !found {
 		return false
 	}
 	t.size--
+	t.root = root
 	if t.size == 0 {
 		t.root = nil
-	} else {
-		t.store(r)
 	}
 	return true
-}
-
-// store installs a new root header, reusing the root node when the Txn
-// already owns it; the first change allocates a root that the Txn owns.
-func (t *Txn[K, V]) store(r node[K, V]) {
-	if t.root.owner == t.own {
-		*t.root = r
-		return
-	}
-	root := new(node[K, V])
-	*root = r
-	t.root = root
 }
 
 // Commit returns the new immutable map and ends the Txn. The map it started
