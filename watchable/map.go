@@ -20,7 +20,7 @@ import (
 type Map[K comparable, V any] struct {
 	cur atomic.Pointer[version[K, V]] // nil means empty at revision 0
 
-	mu     sync.Mutex // serializes writes, Subscribe and Close
+	mu        sync.Mutex // serializes writes, Subscribe and Close
 	subs      []*subscription[K, V]
 	notifiers []*notifier
 	closed    bool
