@@ -279,7 +279,7 @@ func TestRunGraceNamesStuckRunners(t *testing.T) {
 					}
 				}),
 			}
-			g := runner.NewGroup(runner.Options{Grace: 50 * time.Millisecond})
+			g := runner.NewGroup(runner.Options{Grace: 250 * time.Millisecond})
 			errc := start(ctx, g, runners...)
 			<-stuck.started
 			if tt.fail {
@@ -294,8 +294,16 @@ func TestRunGraceNamesStuckRunners(t *testing.T) {
 					t.Errorf("Run() = %v, want an error wrapping %v", err, want)
 				}
 			}
-			if err == nil || !strings.Contains(err.Error(), `"stuck"`) || strings.Contains(err.Error(), `"polite"`) {
-				t.Errorf("Run() = %v, want it to name the stuck runner and only it", err)
+			if err == nil || !strings.Contains(err.Error(), `"stuck"`) {
+				t.Fatalf("Run() = %v, want it to name the stuck runner", err)
+			}
+			// The others return promptly, but a loaded machine may delay
+			// them past the grace period; what must hold is that a runner
+			// that did return is not named.
+			for name, st := range g.Status().LoadAll() {
+				if name != "stuck" && st.State == runner.StateStopped && strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+					t.Errorf("Run() = %v, naming %q which returned", err, name)
+				}
 			}
 			st, _ := g.Status().Load("stuck")
 			if st.State != runner.StateFailed || !strings.Contains(st.Err, "did not return") {
