@@ -350,3 +350,33 @@ func TestObjectDeepCopy(t *testing.T) {
 		t.Errorf("changing the copy changed the original: %+v", o)
 	}
 }
+
+// TestConfigMapVolume follows the way Kubernetes updates a ConfigMap volume:
+// the files are symlinks through "..data", itself a symlink to a hidden
+// directory, and an update swaps "..data" atomically.
+func TestConfigMapVolume(t *testing.T) {
+	dir := t.TempDir()
+	version := func(name, content string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, name), "a.yaml", content)
+		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..v1", backendYAML("", "web", "h", 1))
+	if err := os.Symlink(filepath.Join("..data", "a.yaml"), filepath.Join(dir, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, dir, file.WithRescanInterval(0)) // events only
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+
+	version("..v2", backendYAML("", "web", "h", 2))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+}
