@@ -16,14 +16,11 @@ import (
 //
 //	translator.Compute("routes", routes, build, listeners, backends, policies)
 //
-// Compute only needs to know when an input changed; the computation reads
-// the inputs itself, typed, through their State method. Input asks for
-// Revision so that the compiler accepts watchable maps and rejects most
-// other values; Compute then subscribes through the value's
-// Subscribe(context.Context) <-chan T method, which every *watchable.Map has,
-// and panics if the value has none.
+// Compute only needs to know when an input changed (see watchable.Map.Notify);
+// the computation reads the inputs itself, typed, through their State
+// method.
 type Input interface {
-	Revision() uint64
+	Notify(ctx context.Context, ch chan<- struct{})
 }
 
 // Compute returns a runner that keeps out equal to the result of fn, and
@@ -55,39 +52,19 @@ func Compute[K comparable, V any](
 	fn func(ctx context.Context) (map[K]V, error),
 	inputs ...Input,
 ) runner.Runner {
-	subs := make([]reflect.Value, len(inputs))
 	for i, in := range inputs {
-		subs[i] = subscribeMethod(name, i, in)
+		if in == nil || reflect.ValueOf(in).Kind() == reflect.Pointer && reflect.ValueOf(in).IsNil() {
+			panic(fmt.Sprintf("translator.Compute %s: input %d is nil", name, i))
+		}
 	}
-	return &computation[K, V]{name: name, out: out, fn: fn, subs: subs, ready: make(chan struct{})}
-}
-
-var contextType = reflect.TypeFor[context.Context]()
-
-// subscribeMethod returns in's Subscribe method, checking that it has the
-// shape of watchable.Map's.
-func subscribeMethod(name string, i int, in Input) reflect.Value {
-	v := reflect.ValueOf(in)
-	if in == nil || (v.Kind() == reflect.Pointer && v.IsNil()) {
-		panic(fmt.Sprintf("translator.Compute %s: input %d is nil", name, i))
-	}
-	m := v.MethodByName("Subscribe")
-	if !m.IsValid() {
-		panic(fmt.Sprintf("translator.Compute %s: input %d (%T) has no Subscribe method", name, i, in))
-	}
-	t := m.Type()
-	if t.NumIn() != 1 || t.In(0) != contextType || t.NumOut() != 1 ||
-		t.Out(0).Kind() != reflect.Chan || t.Out(0).ChanDir()&reflect.RecvDir == 0 {
-		panic(fmt.Sprintf("translator.Compute %s: input %d (%T): Subscribe is %v, want func(context.Context) <-chan T", name, i, in, t))
-	}
-	return m
+	return &computation[K, V]{name: name, out: out, fn: fn, inputs: inputs, ready: make(chan struct{})}
 }
 
 type computation[K comparable, V any] struct {
 	name      string
 	out       *watchable.Map[K, V]
 	fn        func(ctx context.Context) (map[K]V, error)
-	subs      []reflect.Value // the inputs' Subscribe methods
+	inputs    []Input
 	ready     chan struct{}
 	readyOnce sync.Once
 }
@@ -100,34 +77,16 @@ func (c *computation[K, V]) Ready() <-chan struct{} { return c.ready }
 
 // Run computes until ctx is done, then returns nil.
 func (c *computation[K, V]) Run(ctx context.Context) error {
-	// cases[0] is ctx, then one per input, and a default case at the end
-	// for draining without blocking. A closed input's case gets a zero Chan,
-	// which Select ignores.
-	n := len(c.subs) + 1
-	cases := make([]reflect.SelectCase, n+1)
-	cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}
-	for i, sub := range c.subs {
-		ch := sub.Call([]reflect.Value{reflect.ValueOf(ctx)})[0]
-		cases[i+1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch}
+	// One channel with room for one signal, shared by all inputs: any
+	// number of changes across them while fn runs leave one signal, so a
+	// burst becomes one more computation.
+	changed := make(chan struct{}, 1)
+	for _, in := range c.inputs {
+		in.Notify(ctx, changed)
 	}
-	cases[n] = reflect.SelectCase{Dir: reflect.SelectDefault}
 
 	failed := false
 	for {
-		// Take every pending notification, so that a burst of changes
-		// across the inputs becomes one computation.
-		for {
-			chosen, _, ok := reflect.Select(cases)
-			if chosen == 0 {
-				return nil
-			}
-			if chosen == n {
-				break
-			}
-			if !ok {
-				cases[chosen].Chan = reflect.Value{}
-			}
-		}
 		result, err := c.call(ctx)
 		switch {
 		case err != nil:
@@ -145,12 +104,10 @@ func (c *computation[K, V]) Run(ctx context.Context) error {
 			}
 		}
 		// Wait for the next change.
-		chosen, _, ok := reflect.Select(cases[:n])
-		if chosen == 0 {
+		select {
+		case <-ctx.Done():
 			return nil
-		}
-		if !ok {
-			cases[chosen].Chan = reflect.Value{}
+		case <-changed:
 		}
 	}
 }

@@ -179,17 +179,11 @@ func TestComputeWithoutInputs(t *testing.T) {
 	}
 }
 
-// revisionOnly satisfies Input but cannot be subscribed to.
-type revisionOnly struct{}
-
-func (revisionOnly) Revision() uint64 { return 0 }
-
-func TestComputeRejectsInputWithoutSubscribe(t *testing.T) {
+func TestComputeRejectsNilInputs(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		input translator.Input
 	}{
-		{"no Subscribe", revisionOnly{}},
 		{"nil map", (*watchable.Map[string, int])(nil)},
 		{"nil", nil},
 	} {
