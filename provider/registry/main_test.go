@@ -236,3 +236,5 @@ func mustRequest(t *testing.T, method, path string) *http.Request {
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
+
+func newServer(r *Registry) *httptest.Server { return httptest.NewServer(r.Handler()) }
