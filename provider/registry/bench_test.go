@@ -187,3 +187,18 @@ func BenchmarkChangeToWatchers(b *testing.B) {
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(beats.Load())/elapsed.Seconds(), "heartbeats/s")
 }
+
+// BenchmarkHeartbeatInProcess is BenchmarkHeartbeat without HTTP: the cost
+// of Registry.Heartbeat itself.
+func BenchmarkHeartbeatInProcess(b *testing.B) {
+	s := newBenchSetup(b)
+	var next atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.f.r.Heartbeat(s.ids[next.Add(1)%uint64(len(s.ids))]); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+}
