@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -254,6 +253,12 @@ func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Dur
 	}
 }
 
+var (
+	sseEvent     = []byte("event: snapshot\ndata: ")
+	sseEnd       = []byte("\n\n")
+	sseKeepAlive = []byte(": keepalive\n\n")
+)
+
 func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	if !r.admit(w, req, true) {
 		return
@@ -266,10 +271,12 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := r.serveContext(req.Context())
 	defer cancel()
 	rc := http.NewResponseController(w)
-	write := func(format string, args ...any) error {
+	write := func(parts ...[]byte) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(r.opts.Limits.WriteTimeout))
-		if _, err := fmt.Fprintf(w, format, args...); err != nil {
-			return err
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
 		}
 		return rc.Flush()
 	}
@@ -279,6 +286,6 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	_ = r.watch(ctx, k, r.opts.Limits.KeepAlive,
-		func(data []byte) error { return write("event: snapshot\ndata: %s\n\n", data) },
-		func() error { return write(": keepalive\n\n") })
+		func(data []byte) error { return write(sseEvent, data, sseEnd) },
+		func() error { return write(sseKeepAlive) })
 }
