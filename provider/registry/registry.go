@@ -13,7 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
+)
+
+var (
+	_ runner.Runner  = (*Registry)(nil)
+	_ runner.Readier = (*Registry)(nil)
 )
 
 // Errors that callers of Register, Heartbeat and Deregister branch on.
