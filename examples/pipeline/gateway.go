@@ -104,7 +104,7 @@ func (g *Gateway) init() {
 			g.Logger = slog.New(slog.DiscardHandler)
 		}
 		if g.Fallback == nil {
-			g.Fallback = http.DefaultTransport.(*http.Transport).Clone()
+			g.Fallback = newUpstreamTransport()
 		}
 		g.proxy = &httputil.ReverseProxy{
 			Rewrite:        g.rewrite,
