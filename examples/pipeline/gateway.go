@@ -284,11 +284,11 @@ func (g *Gateway) roundTrip(req *http.Request) (*http.Response, error) {
 	return g.Fallback.RoundTrip(req)
 }
 
-// modifyResponse makes the gateway's headers win over any the upstream set.
+// modifyResponse drops the upstream's own X-Switchyard-* headers, so that
+// only the gateway's (set by ServeHTTP) reach the client.
 func (g *Gateway) modifyResponse(resp *http.Response) error {
-	t := resp.Request.Context().Value(targetKey{}).(*target)
-	resp.Header.Set(HeaderRoute, t.route.Name)
-	resp.Header.Set(HeaderSource, string(t.route.Source))
+	resp.Header.Del(HeaderRoute)
+	resp.Header.Del(HeaderSource)
 	return nil
 }
 

@@ -119,7 +119,7 @@ func TestGatewayRouting(t *testing.T) {
 		if got.status != tt.wantStatus {
 			t.Errorf("GET %s: status %d, want %d", tt.path, got.status, tt.wantStatus)
 		}
-		if r, s := got.header.Get(HeaderRoute), got.header.Get(HeaderSource); r != tt.wantRoute || s != tt.wantSource {
+		if r, s := got.header.Values(HeaderRoute), got.header.Values(HeaderSource); strings.Join(r, ",") != tt.wantRoute || strings.Join(s, ",") != tt.wantSource {
 			t.Errorf("GET %s: route %q source %q, want %q %q", tt.path, r, s, tt.wantRoute, tt.wantSource)
 		}
 		if diff := cmp.Diff(tt.wantBody, got.body); diff != "" {
