@@ -325,8 +325,21 @@ func (r *Registry) disconnect(id string, s *session) {
 // matches every value: the result then merges the matching snapshots and has
 // that field empty. Nothing matching gives a snapshot with no nodes. The
 // result is the caller's.
+//
+// Lookup reads Instances directly, so it reflects every Register,
+// Deregister and disconnection that returned before it, even before
+// Snapshots catches up.
 func (r *Registry) Lookup(key DiscoveryKey) *DiscoverySnapshot {
-	return lookup(r.snapshots.State(), key)
+	out := &DiscoverySnapshot{ServiceID: key.ServiceID, EnvTag: key.EnvTag, Protocol: key.Protocol, Nodes: []Instance{}}
+	for _, inst := range r.instances.State().All() {
+		if key.matches(DiscoveryKey{ServiceID: inst.ServiceID, EnvTag: inst.EnvTag, Protocol: inst.Protocol}) {
+			node := *inst.DeepCopy()
+			node.LastSeenAt = time.Time{}
+			out.Nodes = append(out.Nodes, node)
+		}
+	}
+	sortNodes(out.Nodes)
+	return out
 }
 
 // matches reports whether the snapshot key k is selected by the lookup q.
