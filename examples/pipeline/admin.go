@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -34,19 +35,24 @@ type MapInfo struct {
 // observedMap is a map the admin server can describe, whatever its types.
 type observedMap interface {
 	info() (MapInfo, error)
+	name() string
+	stats() message.MapStats
 }
 
 // observe makes m visible on /debug/maps under name; key gives the text
 // form of a key.
 func observe[K comparable, V any](name string, m *watchable.Map[K, V], key func(K) string) observedMap {
-	return &observed[K, V]{name: name, m: m, key: key}
+	return &observed[K, V]{label: name, m: m, key: key}
 }
 
 type observed[K comparable, V any] struct {
-	name string
-	m    *watchable.Map[K, V]
-	key  func(K) string
+	label string
+	m     *watchable.Map[K, V]
+	key   func(K) string
 }
+
+func (o *observed[K, V]) name() string            { return o.label }
+func (o *observed[K, V]) stats() message.MapStats { return o.m }
 
 func (o *observed[K, V]) info() (MapInfo, error) {
 	st := o.m.State() // an immutable version: revision and contents agree
@@ -57,16 +63,16 @@ func (o *observed[K, V]) info() (MapInfo, error) {
 	}
 	raw, err := json.Marshal(entries)
 	if err != nil {
-		return MapInfo{}, fmt.Errorf("encode map %s: %w", o.name, err)
+		return MapInfo{}, fmt.Errorf("encode map %s: %w", o.label, err)
 	}
 	var contents map[string]any
 	if err := json.Unmarshal(raw, &contents); err != nil {
-		return MapInfo{}, fmt.Errorf("decode map %s: %w", o.name, err)
+		return MapInfo{}, fmt.Errorf("decode map %s: %w", o.label, err)
 	}
 	for k, v := range contents {
 		contents[k] = mask(v)
 	}
-	return MapInfo{Name: o.name, Revision: rev, Entries: st.Len(), Subscribers: o.m.Subscribers(), Contents: contents}, nil
+	return MapInfo{Name: o.label, Revision: rev, Entries: st.Len(), Subscribers: o.m.Subscribers(), Contents: contents}, nil
 }
 
 // secretField reports whether a JSON field name may hold a secret.

@@ -421,6 +421,12 @@ func TestEndToEnd(t *testing.T) {
 		if strings.Contains(r.raw, testToken) {
 			t.Error("/debug/maps shows the token")
 		}
+		metrics := e.do("GET", e.control+"/metrics", "", "", nil)
+		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 5`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
+			if metrics.status != 200 || !strings.Contains(metrics.raw, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
 		if r := e.do("GET", e.control+"/debug/runners", "", "", nil); r.status != 200 || r.body["gateway"] == nil || r.body["registry"] == nil {
 			t.Errorf("/debug/runners: %d %s", r.status, r.raw)
 		}

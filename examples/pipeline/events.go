@@ -4,45 +4,45 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // events prints a line for each change a person would want to see:
 // instances registered, disconnected and removed, routes resolved, and
-// targets lost. It starts once the pipeline is ready, with the state then.
+// targets lost. It starts once the banner is printed, with the state then.
 func (p *pipeline) events(ctx context.Context) error {
 	select {
 	case <-p.announced:
 	case <-ctx.Done():
 		return nil
 	}
-	instances := p.registry.Instances().Subscribe(ctx)
-	table := p.table.Subscribe(ctx)
+	opts := []message.Option{message.WithLogger(p.log), message.WithMetrics(p.metrics)}
 	seenInstances := map[string]*registry.Instance{}
 	seenRoutes := map[string]*RouteEntry{}
-	for instances != nil || table != nil {
-		select {
-		case snap, ok := <-instances:
-			if !ok {
-				instances = nil
-				continue
-			}
-			for _, u := range snap.Updates {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		message.HandleSubscription(ctx, message.Metadata{Runner: "events", Message: "instances"}, p.registry.Instances().Subscribe(ctx),
+			func(_ context.Context, u watchable.Update[string, *registry.Instance]) error {
 				p.instanceEvent(seenInstances, u)
-			}
-		case snap, ok := <-table:
-			if !ok {
-				table = nil
-				continue
-			}
-			for _, u := range snap.Updates {
+				return nil
+			}, opts...)
+	}()
+	go func() {
+		defer wg.Done()
+		message.HandleSubscription(ctx, message.Metadata{Runner: "events", Message: "routeTable"}, p.table.Subscribe(ctx),
+			func(_ context.Context, u watchable.Update[string, *RouteEntry]) error {
 				p.routeEvent(seenRoutes, u)
-			}
-		}
-	}
+				return nil
+			}, opts...)
+	}()
+	wg.Wait()
 	return nil
 }
 

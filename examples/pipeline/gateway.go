@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -50,6 +51,8 @@ type Gateway struct {
 	Fallback http.RoundTripper
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
+	// Metrics, when set, records the route table subscription's metrics.
+	Metrics *message.Metrics
 
 	once    sync.Once
 	ready   chan struct{}
@@ -147,14 +150,16 @@ func (g *Gateway) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: g.proxy.ErrorLog}
 	return serve(ctx, srv, ln, func(ctx context.Context) error {
 		first := true
-		for snap := range g.Table.Subscribe(ctx) {
-			old := g.routes.Swap(newRouteSet(snap.State))
-			close(old.changed)
-			if first {
-				first = false
-				close(g.ready)
-			}
-		}
+		message.HandleSnapshots(ctx, message.Metadata{Runner: g.Name(), Message: "routeTable"}, g.Table.Subscribe(ctx),
+			func(ctx context.Context, snap watchable.Snapshot[string, *RouteEntry]) error {
+				old := g.routes.Swap(newRouteSet(snap.State))
+				close(old.changed)
+				if first {
+					first = false
+					close(g.ready)
+				}
+				return nil
+			}, message.WithLogger(g.Logger), message.WithMetrics(g.Metrics))
 		return nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -49,6 +50,8 @@ type Pool struct {
 	Connections *watchable.Map[string, Connection]
 	// Logger receives a line per transport opened and closed.
 	Logger *slog.Logger
+	// Metrics, when set, records the subscription's handling metrics.
+	Metrics *message.Metrics
 
 	once  sync.Once
 	ready chan struct{}
@@ -108,15 +111,17 @@ func (p *Pool) Transport(serviceID, hostport string) http.RoundTripper {
 func (p *Pool) Run(ctx context.Context) error {
 	p.init()
 	first := true
-	for snap := range p.Instances.Subscribe(ctx) {
-		for _, u := range snap.Updates {
-			p.apply(u)
-		}
-		if first {
-			first = false
-			close(p.ready)
-		}
-	}
+	message.HandleSnapshots(ctx, message.Metadata{Runner: p.Name(), Message: "instances"}, p.Instances.Subscribe(ctx),
+		func(ctx context.Context, snap watchable.Snapshot[string, *registry.Instance]) error {
+			for _, u := range snap.Updates {
+				p.apply(u)
+			}
+			if first {
+				first = false
+				close(p.ready)
+			}
+			return nil
+		}, message.WithLogger(p.Logger), message.WithMetrics(p.Metrics))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, c := range p.conns {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
@@ -40,6 +41,7 @@ type pipeline struct {
 	admin    *Admin
 	pool     *Pool
 	demos    []*DemoBackend
+	metrics  *message.Metrics
 	group    *runner.Group
 	runners  []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
@@ -115,6 +117,13 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	msgMetrics, err := message.NewMetrics(metrics)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	p.metrics = msgMetrics
+	p.pool.Metrics = msgMetrics
+	p.gateway.Metrics = msgMetrics
 
 	p.admin = &Admin{
 		Addr:     cfg.ControlAddr,
@@ -137,6 +146,11 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 			mux.Handle("/ws/", h)
 		},
 		Logger: logger.With("runner", "admin"),
+	}
+	for _, m := range p.admin.Maps {
+		if _, err := msgMetrics.ObserveMap(m.name(), m.stats()); err != nil {
+			return nil, fmt.Errorf("observe map %s: %w", m.name(), err)
+		}
 	}
 
 	p.group = runner.NewGroup(runner.Options{Logger: logger, Grace: 4 * time.Second, Status: p.status})
