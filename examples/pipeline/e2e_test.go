@@ -28,7 +28,7 @@ const testToken = "e2e-token"
 // e2e is a pipeline running in-process for one test, with an HTTP client of
 // its own.
 type e2e struct {
-	t       *testing.T
+	t       testing.TB
 	p       *pipeline
 	dir     string
 	gateway string // base URL
@@ -58,7 +58,7 @@ func (s *syncBuffer) String() string {
 // startPipeline runs the whole pipeline on free loopback ports with the
 // configuration files given, and stops it (checking that it stops cleanly)
 // when the test ends.
-func startPipeline(t *testing.T, files map[string]string) *e2e {
+func startPipeline(t testing.TB, files map[string]string) *e2e {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {

@@ -114,6 +114,7 @@ func (g *Gateway) init() {
 			Transport:      roundTripFunc(g.roundTrip),
 			ModifyResponse: g.modifyResponse,
 			ErrorHandler:   g.proxyError,
+			BufferPool:     bufferPool{},
 			ErrorLog:       slog.NewLogLogger(g.Logger.Handler(), slog.LevelDebug),
 		}
 	})
@@ -317,6 +318,14 @@ func writeJSONError(w http.ResponseWriter, status int, body map[string]any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
 }
+
+// bufferPool recycles the proxy's copy buffers across requests.
+type bufferPool struct{}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
 

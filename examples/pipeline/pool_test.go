@@ -19,7 +19,7 @@ import (
 
 // eventually waits, up to a deadline generous for a loaded machine, for
 // cond to hold.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
