@@ -9,7 +9,8 @@ import (
 )
 
 // Route is the spec of a `kind: Route` document: requests whose path starts
-// with PathPrefix go to an instance of ServiceID.
+// with PathPrefix go to an instance of ServiceID. The file provider stores
+// whole documents, as file.Object[Route], keyed by namespace and name.
 type Route struct {
 	// PathPrefix selects the requests: the longest matching prefix wins.
 	PathPrefix string `json:"pathPrefix"`
@@ -32,13 +33,9 @@ type Route struct {
 }
 
 // DeepCopy returns a copy of r that shares no memory with it.
-func (r *Route) DeepCopy() *Route {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.StaticTargets = slices.Clone(r.StaticTargets)
-	return &c
+func (r Route) DeepCopy() Route {
+	r.StaticTargets = slices.Clone(r.StaticTargets)
+	return r
 }
 
 // Validate reports the first problem that makes r unusable.
@@ -71,11 +68,8 @@ type DirectRegistry struct {
 }
 
 // DeepCopy returns a copy of d that shares no memory with it.
-func (d *DirectRegistry) DeepCopy() *DirectRegistry {
-	if d == nil {
-		return nil
-	}
-	return &DirectRegistry{DirectURLs: maps.Clone(d.DirectURLs)}
+func (d DirectRegistry) DeepCopy() DirectRegistry {
+	return DirectRegistry{DirectURLs: maps.Clone(d.DirectURLs)}
 }
 
 // Validate reports the first problem that makes d unusable.

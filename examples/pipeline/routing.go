@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -72,8 +73,8 @@ func routeName(n types.NamespacedName) string {
 // returns are problems it worked around (conflicting direct URLs, invalid
 // routes), for the caller to report.
 func computeRouteTable(
-	routes watchable.State[types.NamespacedName, *Route],
-	directs watchable.State[types.NamespacedName, *DirectRegistry],
+	routes watchable.State[types.NamespacedName, file.Object[Route]],
+	directs watchable.State[types.NamespacedName, file.Object[DirectRegistry]],
 	discovery watchable.State[registry.DiscoveryKey, *registry.DiscoverySnapshot],
 ) (map[string]*RouteEntry, error) {
 	direct, errs := mergeDirectURLs(directs)
@@ -84,8 +85,9 @@ func computeRouteTable(
 	}
 
 	table := make(map[string]*RouteEntry, routes.Len())
-	for n, r := range routes.All() {
-		e := resolveRoute(routeName(n), r, direct, byService[r.ServiceID])
+	for n, doc := range routes.All() {
+		r := doc.Spec // shares StaticTargets, which resolveRoute does not modify
+		e := resolveRoute(routeName(n), &r, direct, byService[r.ServiceID])
 		if e.Error != "" {
 			errs = append(errs, fmt.Errorf("route %s: %s", e.Name, e.Error))
 		}
@@ -98,7 +100,7 @@ func computeRouteTable(
 // mergeDirectURLs merges the DirectRegistry documents in name order. When
 // two define the same key, the first in name order wins and the conflict is
 // returned as an error.
-func mergeDirectURLs(directs watchable.State[types.NamespacedName, *DirectRegistry]) (map[string]string, []error) {
+func mergeDirectURLs(directs watchable.State[types.NamespacedName, file.Object[DirectRegistry]]) (map[string]string, []error) {
 	names := slices.SortedFunc(directs.Keys(), func(a, b types.NamespacedName) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
@@ -106,7 +108,8 @@ func mergeDirectURLs(directs watchable.State[types.NamespacedName, *DirectRegist
 	from := make(map[string]string)
 	var errs []error
 	for _, n := range names {
-		d, _ := directs.Get(n)
+		doc, _ := directs.Get(n)
+		d := doc.Spec
 		if err := d.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("DirectRegistry %s ignored: %w", routeName(n), err))
 			continue

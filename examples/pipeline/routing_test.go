@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -117,16 +118,16 @@ func TestResolveRoute(t *testing.T) {
 }
 
 func TestComputeRouteTable(t *testing.T) {
-	var routes watchable.Map[types.NamespacedName, *Route]
-	var directs watchable.Map[types.NamespacedName, *DirectRegistry]
+	var routes watchable.Map[types.NamespacedName, file.Object[Route]]
+	var directs watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]
 	var discovery watchable.Map[registry.DiscoveryKey, *registry.DiscoverySnapshot]
 
-	routes.Store(types.NamespacedName{Name: "pets"}, &Route{PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true})
-	routes.Store(types.NamespacedName{Namespace: "team", Name: "cats"}, &Route{PathPrefix: "/cats", ServiceID: "cats"})
-	routes.Store(types.NamespacedName{Name: "bad"}, &Route{PathPrefix: "nope", ServiceID: "x"})
-	directs.Store(types.NamespacedName{Name: "a"}, &DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-a:1"}})
-	directs.Store(types.NamespacedName{Name: "b"}, &DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-b:1", "dogs": "http://dogs:1"}})
-	directs.Store(types.NamespacedName{Name: "c"}, &DirectRegistry{DirectURLs: map[string]string{"x": "not a url"}})
+	routes.Store(types.NamespacedName{Name: "pets"}, file.Object[Route]{Spec: Route{PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true}})
+	routes.Store(types.NamespacedName{Namespace: "team", Name: "cats"}, file.Object[Route]{Spec: Route{PathPrefix: "/cats", ServiceID: "cats"}})
+	routes.Store(types.NamespacedName{Name: "bad"}, file.Object[Route]{Spec: Route{PathPrefix: "nope", ServiceID: "x"}})
+	directs.Store(types.NamespacedName{Name: "a"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-a:1"}}})
+	directs.Store(types.NamespacedName{Name: "b"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-b:1", "dogs": "http://dogs:1"}}})
+	directs.Store(types.NamespacedName{Name: "c"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"x": "not a url"}}})
 	discovery.Store(registry.DiscoveryKey{ServiceID: "pets", Protocol: "http"}, snapshot("pets", "", "http", node("127.0.0.1", 8081, "http", true)))
 
 	got, err := computeRouteTable(routes.State(), directs.State(), discovery.State())

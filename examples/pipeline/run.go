@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
@@ -30,8 +32,8 @@ type pipeline struct {
 	log *slog.Logger
 
 	// The maps the components talk through.
-	routes      *watchable.Map[types.NamespacedName, *Route]
-	directs     *watchable.Map[types.NamespacedName, *DirectRegistry]
+	routes      *watchable.Map[types.NamespacedName, file.Object[Route]]
+	directs     *watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]
 	table       *watchable.Map[string, *RouteEntry]
 	connections *watchable.Map[string, Connection]
 	status      *watchable.Map[string, runner.Status]
@@ -42,6 +44,7 @@ type pipeline struct {
 	pool     *Pool
 	demos    []*DemoBackend
 	metrics  *message.Metrics
+	cleanup  []func() // run when the pipeline stops
 	group    *runner.Group
 	runners  []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
@@ -76,8 +79,8 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		cfg:         cfg,
 		out:         &lockedWriter{w: stdout},
 		log:         logger,
-		routes:      new(watchable.Map[types.NamespacedName, *Route]),
-		directs:     new(watchable.Map[types.NamespacedName, *DirectRegistry]),
+		routes:      new(watchable.Map[types.NamespacedName, file.Object[Route]]),
+		directs:     new(watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]),
 		table:       new(watchable.Map[string, *RouteEntry]),
 		connections: new(watchable.Map[string, Connection]),
 		status:      new(watchable.Map[string, runner.Status]),
@@ -172,28 +175,40 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	return p, nil
 }
 
-// configSource returns the runner that fills the routes and directs maps.
+// configSource returns the file provider that fills the routes and
+// directs maps from the -config directory, or from a temporary copy of the
+// embedded configuration, removed when the pipeline stops.
 func (p *pipeline) configSource() (runner.Runner, error) {
-	var fsys fs.FS
-	poll := time.Duration(0)
-	if p.cfg.ConfigDir == "" {
-		sub, err := fs.Sub(embeddedConfig, "config")
+	dir := p.cfg.ConfigDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "switchyard-pipeline-config-")
 		if err != nil {
 			return nil, fmt.Errorf("embedded config: %w", err)
 		}
-		fsys = sub
-	} else {
-		if st, err := os.Stat(p.cfg.ConfigDir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("-config %s: not a directory", p.cfg.ConfigDir)
+		p.cleanup = append(p.cleanup, func() { os.RemoveAll(tmp) })
+		sub, err := fs.Sub(embeddedConfig, "config")
+		if err == nil {
+			err = os.CopyFS(tmp, sub)
 		}
-		fsys, poll = os.DirFS(p.cfg.ConfigDir), 250*time.Millisecond
+		if err != nil {
+			return nil, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
+		}
+		dir = tmp
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("-config %s: not a directory", dir)
 	}
-	return &configSource{fsys: fsys, poll: poll, routes: p.routes, directs: p.directs, ready: make(chan struct{})}, nil
+	fp := file.New(dir, file.WithLogger(p.log.With("runner", "config")))
+	file.Register(fp, "Route", p.routes)
+	file.Register(fp, "DirectRegistry", p.directs)
+	return fp, nil
 }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
 	defer func() {
+		for _, fn := range p.cleanup {
+			fn()
+		}
 		p.routes.Close()
 		p.directs.Close()
 		p.table.Close()
@@ -235,3 +250,6 @@ func (p *pipeline) announce(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
 }
+
+//go:embed config/*.yaml
+var embeddedConfig embed.FS
