@@ -60,8 +60,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, envUsage)
 	}
-	fs.StringVar(&cfg.GatewayAddr, "gateway-addr", "127.0.0.1:8080", "gateway (reverse proxy) listen address, `host:port`")
-	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen address (registry API, health, metrics, debug), `host:port`")
+	fs.StringVar(&cfg.GatewayAddr, "gateway-addr", "127.0.0.1:8080", "gateway (reverse proxy) listen `address`")
+	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen `address`: registry API, health, metrics, debug pages")
 	fs.StringVar(&cfg.ConfigDir, "config", "", "`directory` of Route and DirectRegistry files, watched for changes (default: the embedded demo configuration)")
 	demo := fs.Bool("demo", false, "start two in-process petstore backends that register themselves (default true when -config is not set)")
 	fs.DurationVar(&cfg.Lease, "lease", registry.DefaultLease, "registry lease: an instance that misses heartbeats this long is disconnected, and removed after three")

@@ -1,12 +1,3 @@
-// Command pipeline runs the whole switchyard library at work: a file
-// provider reads routes, a service registry accepts instances, a translator
-// resolves a route table from both, and a reverse proxy serves it. Every
-// component is a runner, and they talk only through watchable maps.
-//
-//	go run ./examples/pipeline
-//	curl 127.0.0.1:8080/petstore/pets
-//
-// Run it with -h for the flags.
 package main
 
 import (
