@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // Handler returns the HTTP handler of the registry: the HTTP API under /v1/
@@ -217,11 +215,14 @@ func (r *Registry) serveContext(parent context.Context) (context.Context, contex
 	return ctx, cancel
 }
 
-// watch calls send with the merged snapshot for k at once and after every
-// change to it, until ctx ends or send fails. Changes that arrive while send
-// is busy are coalesced: the next call gets the newest snapshot. ping, if
-// not nil, is called every keepAlive.
-func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Duration, send func(*DiscoverySnapshot) error, ping func() error) error {
+// watch calls send with the JSON of the merged snapshot for k at once and
+// after every change to it, until ctx ends or send fails. Changes that
+// arrive while send is busy are coalesced: the next call gets the newest
+// snapshot. ping, if not nil, is called every keepAlive. The data passed to
+// send is shared with other watchers and must not be modified.
+func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Duration, send func(data []byte) error, ping func() error) error {
+	// A subset subscription wakes only for changes to matching snapshots,
+	// so every wake-up is news for this watcher.
 	sub := r.snapshots.SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
 	var tickC <-chan time.Time
 	if ping != nil {
@@ -229,21 +230,22 @@ func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Dur
 		defer tick.Stop()
 		tickC = tick.C
 	}
-	var last *DiscoverySnapshot
 	for {
 		select {
 		case snap, ok := <-sub:
 			if !ok {
-				return ctx.Err()
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return ErrNotRunning
 			}
-			s := lookup(snap.State, k)
-			if last != nil && watchable.DeepEqual(last, s) {
-				continue
-			}
-			if err := send(s); err != nil {
+			data, err := r.encodings.encode(k, snap.State)
+			if err != nil {
 				return err
 			}
-			last = s
+			if err := send(data); err != nil {
+				return err
+			}
 		case <-tickC:
 			if err := ping(); err != nil {
 				return err
@@ -277,12 +279,6 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	_ = r.watch(ctx, k, r.opts.Limits.KeepAlive,
-		func(s *DiscoverySnapshot) error {
-			data, err := json.Marshal(s)
-			if err != nil {
-				return err
-			}
-			return write("event: snapshot\ndata: %s\n\n", data)
-		},
+		func(data []byte) error { return write("event: snapshot\ndata: %s\n\n", data) },
 		func() error { return write(": keepalive\n\n") })
 }

@@ -268,8 +268,12 @@ func TestWatchCoalesces(t *testing.T) {
 	done := make(chan error, 1)
 	ctx, cancel := contextWithCancel()
 	go func() {
-		done <- f.r.watch(ctx, DiscoveryKey{ServiceID: "api"}, 0, func(s *DiscoverySnapshot) error {
-			sent <- s
+		done <- f.r.watch(ctx, DiscoveryKey{ServiceID: "api"}, 0, func(data []byte) error {
+			var s DiscoverySnapshot
+			if err := json.Unmarshal(data, &s); err != nil {
+				return err
+			}
+			sent <- &s
 			<-release
 			return nil
 		}, nil)

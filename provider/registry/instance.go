@@ -2,6 +2,7 @@ package registry
 
 import (
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -74,4 +75,26 @@ func (s *DiscoverySnapshot) DeepCopy() *DiscoverySnapshot {
 		c.Nodes[i] = *s.Nodes[i].DeepCopy()
 	}
 	return &c
+}
+
+// Equal reports whether i and o are equal field by field (times compared
+// with time.Time.Equal). It makes storing an unchanged Instance cheap.
+func (i *Instance) Equal(o *Instance) bool {
+	if i == nil || o == nil {
+		return i == o
+	}
+	return i.RuntimeInstanceID == o.RuntimeInstanceID && i.ServiceID == o.ServiceID &&
+		i.EnvTag == o.EnvTag && i.Version == o.Version && i.Protocol == o.Protocol &&
+		i.Address == o.Address && i.Port == o.Port && maps.Equal(i.Tags, o.Tags) &&
+		i.ConnectedAt.Equal(o.ConnectedAt) && i.LastSeenAt.Equal(o.LastSeenAt) &&
+		i.Connected == o.Connected
+}
+
+// Equal reports whether s and o are equal, nodes in order.
+func (s *DiscoverySnapshot) Equal(o *DiscoverySnapshot) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.ServiceID == o.ServiceID && s.EnvTag == o.EnvTag && s.Protocol == o.Protocol &&
+		slices.EqualFunc(s.Nodes, o.Nodes, func(a, b Instance) bool { return a.Equal(&b) })
 }

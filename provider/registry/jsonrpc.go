@@ -54,12 +54,6 @@ type rpcResponse struct {
 	Error   *RPCError       `json:"error,omitempty"`
 }
 
-type rpcNotification struct {
-	JSONRPC string `json:"jsonrpc"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
-}
-
 var nullID = json.RawMessage("null")
 
 // parseRequest decodes one message. On failure it returns the error to send

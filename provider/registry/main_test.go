@@ -28,14 +28,14 @@ const (
 
 // fixture is a running registry behind a real HTTP server.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	r   *Registry
 	srv *httptest.Server
 }
 
 // start runs a registry with opts (Token defaults to testToken) behind an
 // httptest server. Cleanup stops both and waits for them.
-func start(t *testing.T, opts Options) *fixture {
+func start(t testing.TB, opts Options) *fixture {
 	t.Helper()
 	if opts.Token == "" {
 		opts.Token = testToken
@@ -149,7 +149,7 @@ func (f *fixture) waitSnapshots(what string, cond func(map[DiscoveryKey]*Discove
 
 // sseStream reads Server-Sent Events from a watch.
 type sseStream struct {
-	t      *testing.T
+	t      testing.TB
 	body   io.ReadCloser
 	lines  *bufio.Reader
 	cancel context.CancelFunc

@@ -42,6 +42,8 @@ type Registry struct {
 	instances watchable.Map[string, *Instance]
 	snapshots watchable.Map[DiscoveryKey, *DiscoverySnapshot]
 
+	encodings encodings // shared JSON of watch answers
+
 	ready   chan struct{} // closed when Run has published the first snapshots
 	stopped chan struct{} // closed when Run returns
 
@@ -347,25 +349,6 @@ func (q DiscoveryKey) matches(k DiscoveryKey) bool {
 	return k.ServiceID == q.ServiceID &&
 		(q.EnvTag == "" || k.EnvTag == q.EnvTag) &&
 		(q.Protocol == "" || k.Protocol == q.Protocol)
-}
-
-func lookup(st watchable.State[DiscoveryKey, *DiscoverySnapshot], q DiscoveryKey) *DiscoverySnapshot {
-	out := &DiscoverySnapshot{ServiceID: q.ServiceID, EnvTag: q.EnvTag, Protocol: q.Protocol, Nodes: []Instance{}}
-	if q.EnvTag != "" && q.Protocol != "" {
-		if s, ok := st.Get(q); ok {
-			return s.DeepCopy()
-		}
-		return out
-	}
-	for k, s := range st.All() {
-		if q.matches(k) {
-			for i := range s.Nodes {
-				out.Nodes = append(out.Nodes, *s.Nodes[i].DeepCopy())
-			}
-		}
-	}
-	sortNodes(out.Nodes)
-	return out
 }
 
 func sortNodes(nodes []Instance) {

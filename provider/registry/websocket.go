@@ -309,13 +309,13 @@ func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
 		case <-ctx.Done():
 			return
 		}
-		_ = s.r.watch(ctx, k, 0, func(snap *DiscoverySnapshot) error {
-			data, err := json.Marshal(rpcNotification{JSONRPC: "2.0", Method: "discovery/snapshot",
-				Params: SubscriptionNotification{SubscriptionID: id, DiscoverySnapshot: snap}})
-			if err != nil {
-				return err
-			}
-			return s.send(data)
+		// The snapshot's JSON is shared by every watcher of k: splice it
+		// into the notification rather than encoding it again.
+		prefix := []byte(`{"jsonrpc":"2.0","method":"discovery/snapshot","params":{"subscriptionId":"` + id + `",`)
+		_ = s.r.watch(ctx, k, 0, func(snap []byte) error {
+			msg := make([]byte, 0, len(prefix)+len(snap)+1)
+			msg = append(append(append(msg, prefix...), snap[1:]...), '}')
+			return s.send(msg)
 		}, nil)
 	}()
 	return map[string]string{"subscriptionId": id}, nil

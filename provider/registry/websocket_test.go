@@ -16,7 +16,7 @@ import (
 
 // rpcClient is a real WebSocket JSON-RPC client.
 type rpcClient struct {
-	t    *testing.T
+	t    testing.TB
 	c    *websocket.Conn
 	next int
 }
