@@ -93,23 +93,24 @@ func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
 	}
 }
 
-// subscribers attaches n subscribers to m that call fn with every snapshot
-// (fn may be nil), and returns once each has taken its first snapshot. stop
-// ends them and waits until they are gone.
-func subscribers[V any](m kv[V], n int, fn func(view[V])) (stop func()) {
+// subscribers attaches n subscribers to m, numbered 0..n-1, that call fn
+// with their number and every snapshot (fn may be nil), and returns once
+// each has handled its first snapshot. stop ends them and waits until they
+// are gone.
+func subscribers[V any](m kv[V], n int, fn func(sub int, v view[V])) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var first sync.WaitGroup
 	first.Add(n)
 	dones := make([]<-chan struct{}, n)
 	for i := range dones {
-		var started bool
+		started := false
 		dones[i] = m.Subscribe(ctx, func(v view[V]) {
+			if fn != nil {
+				fn(i, v)
+			}
 			if !started {
 				started = true
 				first.Done()
-			}
-			if fn != nil {
-				fn(v)
 			}
 		})
 	}
@@ -145,7 +146,7 @@ func (w *watcher[V]) value(i int) (string, V) {
 
 func (w *watcher[V]) expect(i int) { w.want.Store(int64(i) + 1) }
 
-func (w *watcher[V]) check(v view[V]) {
+func (w *watcher[V]) check(_ int, v view[V]) {
 	want := w.want.Load()
 	if want == 0 {
 		return
