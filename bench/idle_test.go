@@ -16,8 +16,10 @@ const blockedAfter = 10 * time.Second
 // BenchmarkIdleSubscriber measures publisher throughput without (idle=0) and
 // with (idle=1) one subscriber that never reads its channel.
 //
-// retained-B/op is the live heap the map keeps per Store after a GC: what
-// the never-reading subscriber makes the map hold on to. A publisher that
+// retained-MB (10^6 bytes) is how much more live heap there is after the
+// b.N Stores than before them, after a full GC: what a never-reading
+// subscriber makes the map hold on to. It depends on b.N, so compare runs
+// with the same -benchtime. A publisher that
 // stops making progress is reported as blocked=1 and the benchmark is
 // skipped, rather than hanging the suite.
 func BenchmarkIdleSubscriber(b *testing.B) {
@@ -67,7 +69,7 @@ func benchIdle[V any](b *testing.B, m kv[V], vk valueKind[V], n, idle int) {
 		b.Skipf("publisher blocked after %d of %d stores with a never-reading subscriber", progress.Load(), b.N)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(liveHeap()-before)/float64(b.N), "retained-B/op")
+	b.ReportMetric(float64(liveHeap()-before)/1e6, "retained-MB")
 }
 
 // waitProgress waits for done, and reports false if the counter stood still

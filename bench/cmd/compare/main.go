@@ -19,27 +19,30 @@ import (
 type run struct {
 	bench     string // the -bench pattern
 	benchtime string // the -benchtime, always a fixed count
+	count     int    // the -count: samples per benchmark; the report shows their median
 }
 
-// plan is the full suite. The peer gets fewer iterations where one of its
-// Stores copies 100,000 entries per subscriber; the report says so.
+// plan is the full suite. The peer gets fewer iterations and samples where
+// one of its Stores copies 10,000 or 100,000 entries per subscriber; the
+// report says so. Cheap runs take several samples, so that one disturbed
+// sample on a shared machine does not decide a figure.
 var plan = []run{
-	{`^BenchmarkStore$/^lib=switchyard$`, "2000x"},
-	{`^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x"},
-	{`^BenchmarkStore$/^lib=peer$//^N=10000$`, "200x"},
-	{`^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x"},
-	{`^BenchmarkLatency$/^lib=switchyard$`, "2000x"},
-	{`^BenchmarkLatency$/^lib=peer$//^N=100$`, "2000x"},
-	{`^BenchmarkLatency$/^lib=peer$//^N=10000$`, "200x"},
-	{`^BenchmarkLatency$/^lib=peer$//^N=100000$`, "20x"},
-	{`^BenchmarkBurst$`, "20x"},
-	{`^BenchmarkIdleSubscriber$`, "20000x"},
-	{`^BenchmarkMemory$`, "1x"},
-	{`^BenchmarkLoad$`, "20000x"},
-	{`^BenchmarkLoadAll$//^N=100$`, "2000x"},
-	{`^BenchmarkLoadAll$//^N=10000$`, "50x"},
-	{`^BenchmarkLoadAll$//^N=100000$`, "5x"},
-	{`^BenchmarkState$`, "20000x"},
+	{`^BenchmarkStore$/^lib=switchyard$`, "2000x", 3},
+	{`^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x", 3},
+	{`^BenchmarkStore$/^lib=peer$//^N=10000$`, "200x", 1},
+	{`^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x", 1},
+	{`^BenchmarkLatency$/^lib=switchyard$`, "20000x", 3},
+	{`^BenchmarkLatency$/^lib=peer$//^N=100$`, "20000x", 3},
+	{`^BenchmarkLatency$/^lib=peer$//^N=10000$`, "200x", 1},
+	{`^BenchmarkLatency$/^lib=peer$//^N=100000$`, "20x", 1},
+	{`^BenchmarkBurst$`, "20x", 3},
+	{`^BenchmarkIdleSubscriber$`, "100000x", 3},
+	{`^BenchmarkMemory$`, "1x", 1},
+	{`^BenchmarkLoad$`, "20000x", 3},
+	{`^BenchmarkLoadAll$///^N=100$`, "2000x", 3},
+	{`^BenchmarkLoadAll$///^N=10000$`, "50x", 1},
+	{`^BenchmarkLoadAll$///^N=100000$`, "5x", 1},
+	{`^BenchmarkState$`, "20000x", 3},
 }
 
 func main() {
@@ -70,7 +73,7 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 
 	runs, extra := plan, []string(nil)
 	if quick {
-		runs = []run{{".", "1x"}}
+		runs = []run{{".", "1x", 1}}
 		extra = []string{"-sizes=100"}
 	}
 	start := time.Now()
@@ -78,14 +81,14 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 	var commands []string
 	for _, r := range runs {
 		args := []string{"-test.run", "^$", "-test.bench", r.bench, "-test.benchtime", r.benchtime,
-			"-test.benchmem", "-test.count", "1", "-test.timeout", "30m"}
+			"-test.benchmem", "-test.count", fmt.Sprint(r.count), "-test.timeout", "30m"}
 		args = append(args, extra...)
-		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -benchmem %s", r.bench, r.benchtime, pkg)
+		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, pkg)
 		if len(extra) > 0 {
 			cmd += " " + strings.Join(extra, " ")
 		}
-		commands = append(commands, cmd)
 		fmt.Fprintln(os.Stderr, "+", cmd)
+		began := time.Now()
 		c := exec.CommandContext(ctx, bin, args...)
 		c.Dir = pkg
 		c.Stdout = io.MultiWriter(&rawOut, &progress{})
@@ -93,6 +96,7 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		if err := c.Run(); err != nil {
 			return fmt.Errorf("running %s: %w", cmd, err)
 		}
+		commands = append(commands, fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second)))
 	}
 	elapsed := time.Since(start)
 

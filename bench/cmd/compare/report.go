@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -13,39 +14,56 @@ const (
 )
 
 // table holds results by scenario (the name without lib=) and library, and
-// remembers the order scenarios first appeared in.
+// remembers the order scenarios first appeared in. A benchmark run with
+// -count has several samples.
 type table struct {
-	byScenario map[string]map[string]result
+	byScenario map[string]map[string][]result
 	order      []string
 }
 
 func newTable(results []result) *table {
-	t := &table{byScenario: map[string]map[string]result{}}
+	t := &table{byScenario: map[string]map[string][]result{}}
 	for _, r := range results {
 		lib, scenario := r.lib()
 		if t.byScenario[scenario] == nil {
-			t.byScenario[scenario] = map[string]result{}
+			t.byScenario[scenario] = map[string][]result{}
 			t.order = append(t.order, scenario)
 		}
-		t.byScenario[scenario][lib] = r
+		t.byScenario[scenario][lib] = append(t.byScenario[scenario][lib], r)
 	}
 	return t
 }
 
-// get returns the result of lib in scenario.
-func (t *table) get(scenario, lib string) (result, bool) {
-	r, ok := t.byScenario[scenario][lib]
-	return r, ok
+// skipped returns why lib's scenario was skipped, if none of its samples
+// has figures.
+func (t *table) skipped(scenario, lib string) string {
+	why := ""
+	for _, r := range t.byScenario[scenario][lib] {
+		if r.Skipped == "" {
+			return ""
+		}
+		why = r.Skipped
+	}
+	return why
 }
 
-// metric returns one metric of lib in scenario.
+// metric returns the median over the samples of one metric of lib in
+// scenario.
 func (t *table) metric(scenario, lib, unit string) (float64, bool) {
-	r, ok := t.get(scenario, lib)
-	if !ok || r.Skipped != "" {
+	var vs []float64
+	for _, r := range t.byScenario[scenario][lib] {
+		if v, ok := r.Metrics[unit]; ok && r.Skipped == "" {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
 		return 0, false
 	}
-	v, ok := r.Metrics[unit]
-	return v, ok
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
 }
 
 // scenarios returns the scenarios of one benchmark function, in order.
@@ -92,8 +110,10 @@ var sections = []section{
 	{
 		title: "A subscriber that never reads",
 		about: "Publisher throughput without (idle=0) and with (idle=1) one subscriber that never reads its channel. " +
-			"retained-B/op is the live heap the map keeps per Store because of it, after a full GC (noise of a few hundred bytes either way when nothing is kept).",
-		bench: "BenchmarkIdleSubscriber", units: []string{"ns/op", "retained-B/op"},
+			"retained-MB is how much more live heap (after a full GC) the map holds after the run's Stores than before them: " +
+			"with a never-reading subscriber, switchyard keeps at most one pending update per key, the peer one per Store, without bound " +
+			"(compare it with the run's iteration count in the commands below).",
+		bench: "BenchmarkIdleSubscriber", units: []string{"ns/op", "retained-MB"},
 	},
 	{
 		title: "Memory",
@@ -146,6 +166,7 @@ func writeReport(w io.Writer, t *table, e env) {
 	p("Every run has a fixed iteration count, so every report does the same work. " +
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
 		"(N=10,000 and N=100,000, and LoadAll at large N); its per-op figures are averages over those iterations all the same. " +
+		"Where a run takes several samples (-count), the tables show their median. " +
 		"The benchmark binary was built once with `go test -c` and run as:\n\n```\n")
 	for _, c := range e.Commands {
 		p("%s\n", c)
@@ -194,8 +215,8 @@ func label(scenario string) string {
 
 func cell(t *table, scenario, lib, unit string, v float64, ok bool) string {
 	if !ok {
-		if r, found := t.get(scenario, lib); found && r.Skipped != "" {
-			if strings.Contains(r.Skipped, "blocked") {
+		if why := t.skipped(scenario, lib); why != "" {
+			if strings.Contains(why, "blocked") {
 				return "blocks"
 			}
 			return "skipped"
@@ -236,7 +257,7 @@ func format(v float64, unit string) string {
 		return scaled(v, []string{"ns", "µs", "ms", "s"}, 1000)
 	case unit == "B/op" || unit == "retained-B/op":
 		return scaled(v, []string{"B", "kB", "MB", "GB"}, 1000)
-	case unit == "heap-MB":
+	case unit == "heap-MB" || unit == "retained-MB":
 		return scaled(v*1e6, []string{"B", "kB", "MB", "GB"}, 1000)
 	default:
 		return sig3(v)
@@ -329,7 +350,7 @@ func targets(t *table) []target {
 		idle.measured = fmt.Sprintf("%+.1f%%", cost*100)
 		if pc, ok := idleCost(t, peer, 10000); ok {
 			idle.measured += fmt.Sprintf("; peer %+.1f%%", pc*100)
-		} else if r, found := t.get("BenchmarkIdleSubscriber/val=int/N=10000/idle=1", peer); found && strings.Contains(r.Skipped, "blocked") {
+		} else if strings.Contains(t.skipped("BenchmarkIdleSubscriber/val=int/N=10000/idle=1", peer), "blocked") {
 			idle.measured += "; peer blocks"
 		}
 		idle.verdict = judged(cost <= 0.10)
