@@ -13,6 +13,10 @@ import (
 // Kubernetes-style names are.
 type kv[V any] interface {
 	Store(key string, v V)
+	// Fill stores value(i) at keys[i] for every key of an empty map. It is
+	// setup, never measured: switchyard does it in one Batch, the peer,
+	// which has no batches, with one Store per key.
+	Fill(keys []string, value func(i int) V)
 	Load(key string) (V, bool)
 	LoadAll() map[string]V
 	// Subscribe starts a goroutine that reads the library's subscription
@@ -52,8 +56,17 @@ func newKV[V any](name string) kv[V] {
 // ours adapts switchyard's watchable.Map.
 type ours[V any] struct{ m watchable.Map[string, V] }
 
-func (o *ours[V]) Store(k string, v V)               { o.m.Store(k, v) }
-func (o *ours[V]) Load(k string) (V, bool)           { return o.m.Load(k) }
+func (o *ours[V]) Store(k string, v V)     { o.m.Store(k, v) }
+func (o *ours[V]) Load(k string) (V, bool) { return o.m.Load(k) }
+
+func (o *ours[V]) Fill(keys []string, value func(int) V) {
+	o.m.Batch(func(b *watchable.Batch[string, V]) {
+		for i, k := range keys {
+			b.Store(k, value(i))
+		}
+	})
+}
+
 func (o *ours[V]) LoadAll() map[string]V             { return o.m.LoadAll() }
 func (o *ours[V]) SubscribeIdle(ctx context.Context) { o.m.Subscribe(ctx) }
 func (o *ours[V]) Close()                            { o.m.Close() }
@@ -85,8 +98,13 @@ type theirs[V any] struct{ m peer.Map[string, V] }
 
 func (t *theirs[V]) Store(k string, v V)     { t.m.Store(k, v) }
 func (t *theirs[V]) Load(k string) (V, bool) { return t.m.Load(k) }
-func (t *theirs[V]) LoadAll() map[string]V   { return t.m.LoadAll() }
-func (t *theirs[V]) Close()                  { t.m.Close() }
+func (t *theirs[V]) Fill(keys []string, value func(int) V) {
+	for i, k := range keys {
+		t.m.Store(k, value(i))
+	}
+}
+func (t *theirs[V]) LoadAll() map[string]V { return t.m.LoadAll() }
+func (t *theirs[V]) Close()                { t.m.Close() }
 
 // SubscribeIdle subscribes without reading. The peer starts a goroutine per
 // subscription that takes every update from Store; it ends when ctx is done.

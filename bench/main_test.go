@@ -88,9 +88,7 @@ func keysFor(n int) []string {
 // fill stores keys[i] = vk.make(i, 0) for every key, before any subscriber
 // exists.
 func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
-	for i, k := range keys {
-		m.Store(k, vk.make(i, 0))
-	}
+	m.Fill(keys, func(i int) V { return vk.make(i, 0) })
 }
 
 // subscribers attaches n subscribers to m, numbered 0..n-1, that call fn

@@ -29,7 +29,8 @@ type run struct {
 var plan = []run{
 	{`^BenchmarkStore$/^lib=switchyard$`, "2000x", 3},
 	{`^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x", 3},
-	{`^BenchmarkStore$/^lib=peer$//^N=10000$`, "200x", 1},
+	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=[018]$`, "200x", 1},
+	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=64$`, "50x", 1},
 	{`^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x", 1},
 	{`^BenchmarkLatency$/^lib=switchyard$`, "20000x", 3},
 	{`^BenchmarkLatency$/^lib=peer$//^N=100$`, "20000x", 3},

@@ -241,6 +241,8 @@ func ratio(peerV float64, okP bool, oursV float64, okO bool) string {
 
 func formatRatio(r float64) string {
 	switch {
+	case r >= 1e5:
+		return fmt.Sprintf("%.1e×", r)
 	case r >= 100:
 		return fmt.Sprintf("%.0f×", r)
 	case r >= 10:
