@@ -1,4 +1,3 @@
-// Package runner runs the components of a program together.
 package runner
 
 import "context"
@@ -24,7 +23,27 @@ type Readier interface {
 // Report records a problem that a runner survived (a bad input file, a
 // failed refresh) in the status of the runner whose Run received ctx, or
 // clears it when err is nil. It does nothing when ctx does not come from a
-// runner group.
+// runner group, or once the group's Run has returned.
+//
+// Report is safe to call from any goroutine, with ctx or any context derived
+// from it. Reporting the same problem again costs little and publishes
+// nothing new.
 func Report(ctx context.Context, err error) {
-	// Implemented with the group.
+	if m, ok := ctx.Value(memberKey{}).(*member); ok {
+		m.g.report(m, err)
+	}
 }
+
+// Func returns a Runner with the given name whose Run calls fn. It suits
+// small components that need no type of their own.
+func Func(name string, fn func(ctx context.Context) error) Runner {
+	return funcRunner{name: name, fn: fn}
+}
+
+type funcRunner struct {
+	name string
+	fn   func(ctx context.Context) error
+}
+
+func (f funcRunner) Name() string                  { return f.name }
+func (f funcRunner) Run(ctx context.Context) error { return f.fn(ctx) }

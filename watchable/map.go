@@ -20,9 +20,10 @@ import (
 type Map[K comparable, V any] struct {
 	cur atomic.Pointer[version[K, V]] // nil means empty at revision 0
 
-	mu     sync.Mutex // serializes writes, Subscribe and Close
-	subs   []*subscription[K, V]
-	closed bool
+	mu        sync.Mutex // serializes writes, Subscribe and Close
+	subs      []*subscription[K, V]
+	notifiers []*notifier
+	closed    bool
 }
 
 // version is one immutable revision of the contents.
@@ -187,6 +188,11 @@ func (m *Map[K, V]) Close() {
 		s.close()
 	}
 	m.subs = nil
+	for _, n := range m.notifiers {
+		n.stop()
+		n.pos = -1
+	}
+	m.notifiers = nil
 }
 
 // publish makes entries the current version with the given changes, at the
@@ -199,6 +205,9 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
 			s.record(&changes[i])
 		}
 		s.flush(next)
+	}
+	for _, n := range m.notifiers {
+		n.signal()
 	}
 }
 

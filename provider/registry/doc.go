@@ -1,5 +1,92 @@
 // Package registry is a service-discovery control plane run as a provider:
-// instances register, heartbeat and deregister over HTTP or a WebSocket
-// JSON-RPC connection, and are stored in a watchable map that the rest of
-// the program subscribes to.
+// instances of services register, heartbeat and deregister over HTTP or a
+// WebSocket JSON-RPC connection; the Registry stores them in a watchable map
+// (Instances) and derives from it a map of DiscoverySnapshots (Snapshots),
+// one per serviceId, envTag and protocol, that gateways and other components
+// of the program subscribe to. Clients outside the process look up and watch
+// the same snapshots over HTTP, Server-Sent Events or JSON-RPC.
+//
+//	reg, err := registry.New(registry.Options{Token: token})
+//	mux.Handle("/v1/", reg.Handler())
+//	mux.Handle("/ws/", reg.Handler())
+//	go reg.Run(ctx) // or add it to a runner group
+//
+// # HTTP API
+//
+//	POST   /v1/services                      register; 201 {"runtimeInstanceId", "leaseSeconds"}
+//	PUT    /v1/services/{id}/heartbeat       renew the lease; 204, 404 for an unknown id
+//	DELETE /v1/services/{id}                 deregister at once; 204, 404
+//	GET    /v1/discovery?serviceId=&envTag=&protocol=        200 DiscoverySnapshot
+//	GET    /v1/discovery/watch?serviceId=&envTag=&protocol=  text/event-stream
+//
+// The first three need "Authorization: Bearer <Options.Token>"; lookups and
+// watches need Options.DiscoveryToken (or Options.Token) when one is set.
+// Bad input changes nothing and is answered with {"error", "field"}: 400 for
+// invalid JSON, unknown or invalid fields, 401 for a missing or wrong token,
+// 409 when the service has Limits.MaxInstancesPerService instances, 413 for
+// a body over Limits.MaxBodyBytes, 415 for a content type other than
+// application/json, 503 while the registry is not running.
+//
+// A watch sends "event: snapshot" with the current snapshot at once, then
+// one after every change that affects it. Events are coalesced: a slow
+// reader gets the newest snapshot, never a backlog. Comment lines keep idle
+// streams alive.
+//
+// # Lookups
+//
+// A lookup names a serviceId and optionally an envTag and a protocol; an
+// omitted (or empty) envTag or protocol matches every value. The answer is
+// one DiscoverySnapshot merging the matching ones: its omitted fields are
+// empty and its nodes are those of every match, sorted by envTag, protocol,
+// address, port and runtimeInstanceId. When nothing matches, nodes is []. An
+// instance registered without envTag can therefore only be looked up with
+// envTag omitted.
+//
+// Nodes include disconnected instances: use only those for which
+// Instance.Usable reports true. Nodes carry no lastSeenAt, so heartbeats
+// never wake watchers; Instances has it.
+//
+// # Leases
+//
+// An instance registered over HTTP is connected while it heartbeats: after
+// one Options.Lease without a heartbeat it is marked connected=false, after
+// three it is removed. An instance registered over a WebSocket is connected
+// while the socket is open; when the socket closes it is marked
+// connected=false at once and removed one Lease later. Registering the same
+// endpoint (serviceId, envTag, protocol, address, port) again, on any
+// transport, takes the existing instance over, keeps its runtimeInstanceId
+// and marks it connected: that is how a client that reconnects keeps its
+// identity.
+//
+// # WebSocket JSON-RPC 2.0
+//
+// /ws/microservice is for instances: the first call must be
+// service/register, with the fields of the HTTP body and the token either in
+// the Authorization header of the upgrade request or as params.token; the
+// result is {"runtimeInstanceId"}. After it, discovery/lookup works on the
+// same socket.
+//
+// /ws/discovery is for clients that only discover: discovery/lookup
+// ({serviceId, envTag?, protocol?} → DiscoverySnapshot), discovery/subscribe
+// (same params → {"subscriptionId"}, then discovery/snapshot notifications
+// whose params are a DiscoverySnapshot plus subscriptionId, coalesced like
+// SSE events) and discovery/unsubscribe ({subscriptionId} → true; no
+// notification for it follows). When a discovery token is set and the
+// upgrade request did not carry it, the first lookup or subscribe must carry
+// it as params.token.
+//
+// Errors use the standard codes (CodeParseError, CodeInvalidRequest,
+// CodeMethodNotFound, CodeInvalidParams with {"error", "field"} as data) and
+// the application codes CodeUnauthorized (the socket is then closed with
+// 1008), CodeNotRegistered, CodeAlreadyRegistered, CodeLimitExceeded and
+// CodeUnavailable. Batches are not supported. A message over
+// Limits.MaxMessageBytes closes the socket with 1009, a binary message with
+// 1003. Sockets are pinged every Limits.KeepAlive.
+//
+// # Security
+//
+// Tokens are Secrets: they print as "[redacted]" through fmt, log/slog and
+// encoders, the Registry keeps only their SHA-256 digests, and they are
+// compared in constant time. Read them with TokenFromEnv or from a
+// configuration file, never from a command line flag.
 package registry

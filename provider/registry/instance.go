@@ -2,10 +2,12 @@ package registry
 
 import (
 	"maps"
+	"slices"
 	"time"
 )
 
-// Instance is one registered instance of a service.
+// Instance is one registered instance of a service. Values reached through
+// a watchable.State or Snapshot are shared and must not be mutated.
 type Instance struct {
 	RuntimeInstanceID string            `json:"runtimeInstanceId"`
 	ServiceID         string            `json:"serviceId"`
@@ -16,8 +18,12 @@ type Instance struct {
 	Port              int               `json:"port"`
 	Tags              map[string]string `json:"tags,omitempty"`
 	ConnectedAt       time.Time         `json:"connectedAt"`
-	LastSeenAt        time.Time         `json:"lastSeenAt"`
-	Connected         bool              `json:"connected"`
+	// LastSeenAt is the time of the latest registration or heartbeat. It is
+	// kept up to date in Registry.Instances; the nodes of a
+	// DiscoverySnapshot leave it zero (and it is then omitted from JSON),
+	// so that heartbeats do not wake every watcher of a service.
+	LastSeenAt time.Time `json:"lastSeenAt,omitzero"`
+	Connected  bool      `json:"connected"`
 }
 
 // DeepCopy returns a copy of i that shares no memory with it.
@@ -36,7 +42,8 @@ func (i *Instance) Usable() bool {
 	return i.Connected && i.Port != 0
 }
 
-// DiscoveryKey identifies a DiscoverySnapshot.
+// DiscoveryKey identifies a DiscoverySnapshot. As a lookup (see
+// Registry.Lookup), an empty EnvTag or Protocol matches every value.
 type DiscoveryKey struct {
 	ServiceID string
 	EnvTag    string
@@ -44,7 +51,12 @@ type DiscoveryKey struct {
 }
 
 // DiscoverySnapshot is the set of instances of one service, environment and
-// protocol.
+// protocol, sorted by envTag, protocol, address, port and runtimeInstanceId.
+// Nodes include instances that are not connected: use only those for which
+// Usable reports true.
+//
+// A lookup or watch that omits envTag or protocol merges the snapshots of
+// every value of the omitted field into one, whose omitted field is "".
 type DiscoverySnapshot struct {
 	ServiceID string     `json:"serviceId"`
 	EnvTag    string     `json:"envTag"`
@@ -63,4 +75,26 @@ func (s *DiscoverySnapshot) DeepCopy() *DiscoverySnapshot {
 		c.Nodes[i] = *s.Nodes[i].DeepCopy()
 	}
 	return &c
+}
+
+// Equal reports whether i and o are equal field by field (times compared
+// with time.Time.Equal). It makes storing an unchanged Instance cheap.
+func (i *Instance) Equal(o *Instance) bool {
+	if i == nil || o == nil {
+		return i == o
+	}
+	return i.RuntimeInstanceID == o.RuntimeInstanceID && i.ServiceID == o.ServiceID &&
+		i.EnvTag == o.EnvTag && i.Version == o.Version && i.Protocol == o.Protocol &&
+		i.Address == o.Address && i.Port == o.Port && maps.Equal(i.Tags, o.Tags) &&
+		i.ConnectedAt.Equal(o.ConnectedAt) && i.LastSeenAt.Equal(o.LastSeenAt) &&
+		i.Connected == o.Connected
+}
+
+// Equal reports whether s and o are equal, nodes in order.
+func (s *DiscoverySnapshot) Equal(o *DiscoverySnapshot) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.ServiceID == o.ServiceID && s.EnvTag == o.EnvTag && s.Protocol == o.Protocol &&
+		slices.EqualFunc(s.Nodes, o.Nodes, func(a, b Instance) bool { return a.Equal(&b) })
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestBinary builds the real binary, runs it with its defaults but free
+// ports, sends requests, and stops it with SIGTERM.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "pipeline")
+	build := exec.Command(goBin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	gw, ctl := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-lease", "1s", "-log-level", "warn")
+	cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN=binary-test-token")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody needs more lines than the channel holds
+			}
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+
+	// The banner says it is ready and names the addresses.
+	deadline := time.After(60 * time.Second)
+	var banner []string
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				stopped = true
+				t.Fatalf("binary exited before ready: %v\nstderr:\n%s", <-exited, stderr.String())
+			}
+			banner = append(banner, l)
+			ready = strings.Contains(l, "control plane")
+		case <-deadline:
+			t.Fatalf("no banner after 60s; output so far: %q\nstderr:\n%s", banner, stderr.String())
+		}
+	}
+	for _, want := range []string{"http://" + gw, "http://" + ctl} {
+		if !strings.Contains(strings.Join(banner, "\n"), want) {
+			t.Errorf("banner %q lacks %s", banner, want)
+		}
+	}
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	get := func(url string) (int, http.Header, string) {
+		t.Helper()
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	idRE := regexp.MustCompile(`"runtimeInstanceId": "([0-9a-f]+)"`)
+	seen := map[string]bool{}
+	for i := range 4 {
+		code, h, body := get("http://" + gw + "/petstore/pets")
+		m := idRE.FindStringSubmatch(body)
+		if code != 200 || m == nil || h.Get(HeaderRoute) != "petstore" {
+			t.Fatalf("request %d: %d %s", i, code, body)
+		}
+		seen[m[1]] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("4 requests reached %d demo backends, want 2", len(seen))
+	}
+	if code, _, body := get("http://" + gw + "/nowhere"); code != 404 || !strings.Contains(body, `"no route"`) {
+		t.Errorf("GET /nowhere: %d %s", code, body)
+	}
+	if code, _, body := get("http://" + ctl + "/readyz"); code != 200 {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\nstderr:\n%s", err, stderr.String())
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("took %v to exit after SIGTERM, want at most 5s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10s after SIGTERM\nstderr:\n%s", stderr.String())
+	}
+}

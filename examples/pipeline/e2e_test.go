@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchyard-go/switchyard/provider/registry"
+)
+
+const testToken = "e2e-token"
+
+// e2e is a pipeline running in-process for one test, with an HTTP client of
+// its own.
+type e2e struct {
+	t       testing.TB
+	p       *pipeline
+	dir     string
+	gateway string // base URL
+	control string // base URL
+	client  *http.Client
+	out     *syncBuffer
+	stop    func() // stops the pipeline and checks it stopped cleanly
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startPipeline runs the whole pipeline on free loopback ports with the
+// configuration files given, and stops it (checking that it stops cleanly)
+// when the test ends.
+func startPipeline(t testing.TB, files map[string]string) *e2e {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := &syncBuffer{}
+	cfg := config{
+		GatewayAddr: "127.0.0.1:0",
+		ControlAddr: "127.0.0.1:0",
+		ConfigDir:   dir,
+		Demo:        true,
+		Lease:       300 * time.Millisecond,
+		Wait:        100 * time.Millisecond,
+		LogLevel:    slog.LevelError,
+		Token:       testToken,
+	}
+	p, err := newPipeline(cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx) }()
+	e := &e2e{t: t, p: p, dir: dir, out: out, client: &http.Client{Timeout: 30 * time.Second}}
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("pipeline run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("pipeline did not stop within 5s")
+			}
+			e.client.CloseIdleConnections()
+		})
+	}
+	t.Cleanup(e.stop)
+	select {
+	case <-p.group.Ready():
+	case err := <-done:
+		t.Fatalf("pipeline stopped before ready: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("pipeline not ready after 30s; runners: %v", p.status.LoadAll())
+	}
+	e.gateway, e.control = "http://"+p.gateway.BoundAddr(), "http://"+p.admin.BoundAddr()
+	return e
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (e *e2e) do(method, url, contentType, token string, body io.Reader) reply {
+	e.t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+func (e *e2e) get(path string) reply {
+	e.t.Helper()
+	return e.do("GET", e.gateway+path, "", "", nil)
+}
+
+// waitFor retries GET path on the gateway until ok accepts the reply.
+func (e *e2e) waitFor(what, path string, ok func(reply) bool) reply {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := e.get(path)
+		if ok(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: GET %s still answers %d %s after 20s", what, path, r.status, r.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// instance is a backend registered through the HTTP API by the test, like
+// an external client.
+type instance struct {
+	e    *e2e
+	srv  *httptest.Server
+	id   string
+	stop chan struct{}
+	done chan struct{}
+}
+
+// register starts a backend that answers with name, registers it as
+// serviceID and heartbeats until stopHeartbeat.
+func (e *e2e) register(serviceID, name string) *instance {
+	e.t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"backend": name, "path": r.URL.Path})
+	}))
+	e.t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	n, _ := strconv.Atoi(port)
+	body, _ := json.Marshal(registry.Registration{ServiceID: serviceID, Protocol: "http", Address: "127.0.0.1", Port: n})
+	r := e.do("POST", e.control+"/v1/services", "application/json", testToken, bytes.NewReader(body))
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("register %s: %d %s", serviceID, r.status, r.raw)
+	}
+	in := &instance{e: e, srv: srv, id: r.body["runtimeInstanceId"].(string), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(in.done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-in.stop:
+				return
+			case <-t.C:
+				req, _ := http.NewRequest("PUT", e.control+"/v1/services/"+in.id+"/heartbeat", nil)
+				req.Header.Set("Authorization", "Bearer "+testToken)
+				if resp, err := e.client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+	}()
+	e.t.Cleanup(in.stopHeartbeat)
+	return in
+}
+
+func (in *instance) stopHeartbeat() {
+	select {
+	case <-in.stop:
+	default:
+		close(in.stop)
+	}
+	<-in.done
+}
+
+const e2eConfig = `
+kind: Route
+metadata: {name: petstore}
+spec: {pathPrefix: /petstore, serviceId: petstore, stripPrefix: true}
+---
+kind: Route
+metadata: {name: extra}
+spec: {pathPrefix: /extra, serviceId: extra}
+---
+kind: Route
+metadata: {name: dying}
+spec: {pathPrefix: /dying, serviceId: dying}
+---
+kind: Route
+metadata: {name: fixed}
+spec: {pathPrefix: /fixed, serviceId: fixed, directUrl: "%s"}
+---
+kind: Route
+metadata: {name: listed}
+spec: {pathPrefix: /listed, serviceId: listed, envTag: prod}
+---
+kind: DirectRegistry
+metadata: {name: direct}
+spec:
+  directUrls: {"listed|prod": "%s"}
+`
+
+func TestEndToEnd(t *testing.T) {
+	fixed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"backend": "fixed-direct"})
+	}))
+	defer fixed.Close()
+	listed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"backend": "listed-direct"})
+	}))
+	defer listed.Close()
+
+	e := startPipeline(t, map[string]string{"routes.yaml": fmt.Sprintf(e2eConfig, fixed.URL, listed.URL)})
+
+	t.Run("requests alternate between the demo backends", func(t *testing.T) {
+		ids := map[string]bool{e.p.demos[0].ID(): true, e.p.demos[1].ID(): true}
+		if len(ids) != 2 {
+			t.Fatalf("demo backends have ids %v, want two distinct ids", ids)
+		}
+		// Both demo instances are registered once the pipeline is ready,
+		// but the route table may still be catching up with the second.
+		e.waitFor("both demo backends routed", "/petstore/pets", func(r reply) bool {
+			var table []string
+			if entry, ok := e.p.table.Load("petstore"); ok {
+				table = entry.Targets
+			}
+			return len(table) == 2
+		})
+		var prev string
+		for i := range 6 {
+			r := e.get("/petstore/pets")
+			id, _ := r.body["runtimeInstanceId"].(string)
+			if r.status != 200 || !ids[id] || r.body["path"] != "/pets" {
+				t.Fatalf("request %d: %d %s, want 200 from a demo backend at /pets", i, r.status, r.raw)
+			}
+			if id == prev {
+				t.Errorf("request %d went to %s again; want round-robin", i, id)
+			}
+			prev = id
+			if got := r.header.Get(HeaderRoute) + " " + r.header.Get(HeaderSource); got != "petstore discovery" {
+				t.Errorf("request %d: route and source %q, want %q", i, got, "petstore discovery")
+			}
+		}
+	})
+
+	t.Run("a registered backend receives traffic, deregistration takes effect at once", func(t *testing.T) {
+		if r := e.get("/extra/x"); r.status != 503 || r.body["serviceId"] != "extra" {
+			t.Fatalf("before registration: %d %s, want 503 naming extra", r.status, r.raw)
+		}
+		in := e.register("extra", "extra-1")
+		e.waitFor("extra routed", "/extra/x", func(r reply) bool { return r.status == 200 })
+		if r := e.get("/extra/x"); r.body["backend"] != "extra-1" || r.body["path"] != "/extra/x" {
+			t.Errorf("extra: %s, want extra-1 at /extra/x", r.raw)
+		}
+
+		r := e.do("DELETE", e.control+"/v1/services/"+in.id, "", testToken, nil)
+		if r.status != 204 {
+			t.Fatalf("deregister: %d %s", r.status, r.raw)
+		}
+		// At once: the registry no longer lists it, and the gateway stops
+		// routing to it although the backend still runs and its lease is
+		// far from over (it heartbeats).
+		look := e.do("GET", e.control+"/v1/discovery?serviceId=extra", "", testToken, nil)
+		if nodes, _ := look.body["nodes"].([]any); look.status != 200 || len(nodes) != 0 {
+			t.Errorf("discovery right after deregistration: %d %s, want no nodes", look.status, look.raw)
+		}
+		r = e.waitFor("extra unrouted", "/extra/x", func(r reply) bool { return r.status != 200 })
+		if r.status != 503 || r.body["serviceId"] != "extra" {
+			t.Errorf("after deregistration: %d %s, want 503 naming extra", r.status, r.raw)
+		}
+	})
+
+	t.Run("an instance that stops heartbeating answers 503 after the lease", func(t *testing.T) {
+		in := e.register("dying", "dying-1")
+		e.waitFor("dying routed", "/dying", func(r reply) bool { return r.status == 200 })
+		in.stopHeartbeat()
+		r := e.waitFor("dying lost", "/dying", func(r reply) bool { return r.status != 200 })
+		if r.status != 503 || r.body["serviceId"] != "dying" || r.body["route"] != "dying" {
+			t.Errorf("after the lease: %d %s, want 503 naming dying", r.status, r.raw)
+		}
+		inst, ok := e.p.registry.Instances().Load(in.id)
+		if ok && inst.Connected {
+			t.Errorf("instance %s still connected after its lease", in.id)
+		}
+	})
+
+	t.Run("directUrl and DirectRegistry override discovery", func(t *testing.T) {
+		e.register("fixed", "fixed-discovered")
+		e.register("listed", "listed-discovered")
+		eventually(t, "fixed and listed discovered", func() bool {
+			snaps := e.p.registry.Snapshots().State()
+			_, fixed := snaps.Get(registry.DiscoveryKey{ServiceID: "fixed", Protocol: "http"})
+			_, listed := snaps.Get(registry.DiscoveryKey{ServiceID: "listed", Protocol: "http"})
+			return fixed && listed
+		})
+		for path, want := range map[string]string{"/fixed": "fixed-direct directUrl", "/listed": "listed-direct directRegistry"} {
+			for range 3 {
+				r := e.get(path)
+				if got := fmt.Sprint(r.body["backend"], " ", r.header.Get(HeaderSource)); r.status != 200 || got != want {
+					t.Errorf("GET %s: %d %s (source %s), want %s", path, r.status, r.raw, r.header.Get(HeaderSource), want)
+				}
+			}
+		}
+	})
+
+	t.Run("editing the configuration re-routes", func(t *testing.T) {
+		e.register("moved", "moved-1")
+		edited := strings.Replace(fmt.Sprintf(e2eConfig, fixed.URL, listed.URL),
+			"{pathPrefix: /extra, serviceId: extra}", "{pathPrefix: /moved, serviceId: moved, stripPrefix: true}", 1)
+		if err := os.WriteFile(filepath.Join(e.dir, "routes.yaml"), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := e.waitFor("re-routed", "/moved/a", func(r reply) bool { return r.status == 200 })
+		if r.body["backend"] != "moved-1" || r.body["path"] != "/a" || r.header.Get(HeaderRoute) != "extra" {
+			t.Errorf("GET /moved/a: %s route %s, want moved-1 at /a by route extra", r.raw, r.header.Get(HeaderRoute))
+		}
+		if r := e.get("/extra/x"); r.status != 404 || r.body["error"] != "no route" || r.body["path"] != "/extra/x" {
+			t.Errorf("GET /extra/x after the edit: %d %s, want 404 no route", r.status, r.raw)
+		}
+	})
+
+	t.Run("bad registrations are refused and change nothing", func(t *testing.T) {
+		valid := `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":8080}`
+		tests := []struct {
+			name, method, path, contentType, token, body string
+			wantStatus                                   int
+			wantField                                    string
+		}{
+			{"invalid JSON", "POST", "/v1/services", "application/json", testToken, `{"serviceId":`, 400, ""},
+			{"not an object", "POST", "/v1/services", "application/json", testToken, `[1]`, 400, ""},
+			{"unknown field", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":8080,"color":"red"}`, 400, "color"},
+			{"missing serviceId", "POST", "/v1/services", "application/json", testToken, `{"protocol":"http","address":"127.0.0.1","port":8080}`, 400, "serviceId"},
+			{"missing port", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1"}`, 400, "port"},
+			{"port zero", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":0}`, 400, "port"},
+			{"port too big", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":65536}`, 400, "port"},
+			{"port not a number", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":"80"}`, 400, "port"},
+			{"missing protocol", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","address":"127.0.0.1","port":8080}`, 400, "protocol"},
+			{"unknown protocol", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"ftp","address":"127.0.0.1","port":8080}`, 400, "protocol"},
+			{"missing address", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","port":8080}`, 400, "address"},
+			{"address with scheme", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"http://x","port":8080}`, 400, "address"},
+			{"missing token", "POST", "/v1/services", "application/json", "", valid, 401, ""},
+			{"wrong token", "POST", "/v1/services", "application/json", "nope", valid, 401, ""},
+			{"wrong content type", "POST", "/v1/services", "text/plain", testToken, valid, 415, ""},
+			{"body too large", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"` + strings.Repeat("x", 70<<10) + `"}`, 413, ""},
+			{"heartbeat of an unknown instance", "PUT", "/v1/services/unknown/heartbeat", "", testToken, "", 404, "runtimeInstanceId"},
+			{"deregistration of an unknown instance", "DELETE", "/v1/services/unknown", "", testToken, "", 404, "runtimeInstanceId"},
+			{"heartbeat without token", "PUT", "/v1/services/unknown/heartbeat", "", "", "", 401, ""},
+			{"discovery without serviceId", "GET", "/v1/discovery", "", testToken, "", 400, "serviceId"},
+		}
+		for _, tt := range tests {
+			r := e.do(tt.method, e.control+tt.path, tt.contentType, tt.token, strings.NewReader(tt.body))
+			msg, _ := r.body["error"].(string)
+			field, _ := r.body["field"].(string)
+			if r.status != tt.wantStatus || msg == "" || field != tt.wantField {
+				t.Errorf("%s: %d %s, want %d with an error and field %q", tt.name, r.status, r.raw, tt.wantStatus, tt.wantField)
+			}
+		}
+		for id, in := range e.p.registry.Instances().LoadAll() {
+			if in.ServiceID == "bad" {
+				t.Errorf("a bad registration stored instance %s", id)
+			}
+		}
+	})
+
+	t.Run("admin pages", func(t *testing.T) {
+		if r := e.do("GET", e.control+"/readyz", "", "", nil); r.status != 200 || r.body["ready"] != true {
+			t.Errorf("/readyz: %d %s", r.status, r.raw)
+		}
+		r := e.do("GET", e.control+"/debug/maps", "", "", nil)
+		for _, name := range []string{`"routes"`, `"instances"`, `"discovery"`, `"routeTable"`, `"connections"`, `"runners"`} {
+			if r.status != 200 || !strings.Contains(r.raw, name) {
+				t.Errorf("/debug/maps lacks %s: %d", name, r.status)
+			}
+		}
+		if strings.Contains(r.raw, testToken) {
+			t.Error("/debug/maps shows the token")
+		}
+		metrics := e.do("GET", e.control+"/metrics", "", "", nil)
+		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 5`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
+			if metrics.status != 200 || !strings.Contains(metrics.raw, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		if r := e.do("GET", e.control+"/debug/runners", "", "", nil); r.status != 200 || r.body["gateway"] == nil || r.body["registry"] == nil {
+			t.Errorf("/debug/runners: %d %s", r.status, r.raw)
+		}
+	})
+
+	t.Run("event lines", func(t *testing.T) {
+		for _, want := range []string{"switchyard pipeline ready", "instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
+			if !strings.Contains(e.out.String(), want) {
+				t.Errorf("output lacks %q:\n%s", want, e.out.String())
+			}
+		}
+	})
+}
+
+// TestShutdownLeavesNoGoroutine runs the pipeline with traffic and a watch
+// stream in flight, stops it, and checks that every goroutine it started is
+// gone.
+func TestShutdownLeavesNoGoroutine(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	e := startPipeline(t, map[string]string{"routes.yaml": fmt.Sprintf(e2eConfig, "http://127.0.0.1:1", "http://127.0.0.1:1")})
+	in := e.register("extra", "x")
+	e.waitFor("routed", "/extra/y", func(r reply) bool { return r.status == 200 })
+	// A watch stream open at shutdown must not hold it up.
+	req, _ := http.NewRequest("GET", e.control+"/v1/discovery/watch?serviceId=petstore", nil)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	e.get("/petstore/pets")
+
+	in.stopHeartbeat()
+	e.stop()
+	_, _ = io.Copy(io.Discard, resp.Body) // ends when the server closed the stream
+	in.srv.Close()
+	e.client.CloseIdleConnections()
+	goleak.VerifyNone(t, ignore)
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard-go/switchyard/provider/registry"
+)
+
+// config is everything run needs, from flags and the environment.
+type config struct {
+	GatewayAddr string
+	ControlAddr string
+	// ConfigDir is the directory of Route and DirectRegistry files; empty
+	// means the configuration embedded in the binary.
+	ConfigDir string
+	// Demo starts the two in-process petstore backends.
+	Demo bool
+	// Lease is the registry's lease period.
+	Lease time.Duration
+	// Wait bounds how long the gateway waits for a target to appear.
+	Wait time.Duration
+	// LogLevel filters the operational log on stderr.
+	LogLevel slog.Level
+	// Token authorizes registrations; DiscoveryToken, when set, lookups.
+	Token, DiscoveryToken registry.Secret
+	// TokenGenerated reports that Token was generated because
+	// SWITCHYARD_TOKEN was unset, so run prints it once.
+	TokenGenerated bool
+}
+
+const usage = `Usage: pipeline [flags]
+
+Runs a discovery -> registry -> routing -> gateway pipeline: a file provider
+reads routes, a registry accepts instances over HTTP and WebSocket, a
+translator resolves the route table, and a reverse proxy serves it.
+
+Flags:
+`
+
+const envUsage = `
+Environment:
+  SWITCHYARD_TOKEN            registration token (generated and printed when unset)
+  SWITCHYARD_DISCOVERY_TOKEN  token required for discovery lookups and watches (optional)
+`
+
+// parseFlags reads the command line and the environment.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("pipeline", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, envUsage)
+	}
+	fs.StringVar(&cfg.GatewayAddr, "gateway-addr", "127.0.0.1:8080", "gateway (reverse proxy) listen `address`")
+	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen `address`: registry API, health, metrics, debug pages")
+	fs.StringVar(&cfg.ConfigDir, "config", "", "`directory` of Route and DirectRegistry files, watched for changes (default: the embedded demo configuration)")
+	demo := fs.Bool("demo", false, "start two in-process petstore backends that register themselves (default true when -config is not set)")
+	fs.DurationVar(&cfg.Lease, "lease", registry.DefaultLease, "registry lease: an instance that misses heartbeats this long is disconnected, and removed after three")
+	fs.DurationVar(&cfg.Wait, "wait", 2*time.Second, "how long a request for a route without a usable instance waits for one before answering 503")
+	level := fs.String("log-level", "info", "operational log level on stderr: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	cfg.Demo = cfg.ConfigDir == ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "demo" {
+			cfg.Demo = *demo
+		}
+	})
+	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
+		return cfg, fmt.Errorf("-log-level %q: want debug, info, warn or error", *level)
+	}
+	if cfg.Lease <= 0 || cfg.Wait < 0 {
+		return cfg, errors.New("-lease must be positive and -wait not negative")
+	}
+	cfg.Token = registry.Secret(getenv("SWITCHYARD_TOKEN"))
+	cfg.DiscoveryToken = registry.Secret(getenv("SWITCHYARD_DISCOVERY_TOKEN"))
+	if cfg.Token == "" {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b) // never fails (crypto/rand)
+		cfg.Token, cfg.TokenGenerated = registry.Secret(hex.EncodeToString(b)), true
+	}
+	return cfg, nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    config // Token is checked separately when generated
+		wantErr bool
+	}{
+		{"defaults", nil, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
+		{"config dir turns the demo off", []string{"-config", "/etc/x"}, map[string]string{"SWITCHYARD_TOKEN": "t", "SWITCHYARD_DISCOVERY_TOKEN": "d"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: "/etc/x", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t", DiscoveryToken: "d"}, false},
+		{"explicit demo with a config dir", []string{"-config", "/etc/x", "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: "/etc/x", Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
+		{"demo off", []string{"-demo=false"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
+		{"bad log level", []string{"-log-level", "loud"}, nil, config{}, true},
+		{"bad lease", []string{"-lease", "0s"}, nil, config{}, true},
+		{"unknown flag", []string{"-nope"}, nil, config{}, true},
+		{"stray argument", []string{"extra"}, nil, config{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, env(tt.env), io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
+			}
+			if !tt.wantErr && got != tt.want {
+				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+
+	got, err := parseFlags(nil, env(nil), io.Discard)
+	if err != nil || !got.TokenGenerated || len(got.Token) != 32 {
+		t.Errorf("without SWITCHYARD_TOKEN: token generated %v, length %d, err %v; want a generated 32-character token", got.TokenGenerated, len(got.Token), err)
+	}
+	again, _ := parseFlags(nil, env(nil), io.Discard)
+	if again.Token == got.Token {
+		t.Error("two generated tokens are equal")
+	}
+}

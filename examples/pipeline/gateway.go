@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// Response headers the gateway adds to every routed response.
+const (
+	HeaderRoute  = "X-Switchyard-Route"  // the name of the route that matched
+	HeaderSource = "X-Switchyard-Source" // the resolution step (see Source)
+)
+
+// transportSource gives the connection pool's transport for a discovered
+// target, or nil when it has none (direct and static targets).
+type transportSource interface {
+	Transport(serviceID, hostport string) http.RoundTripper
+}
+
+// Gateway is the HTTP reverse proxy: a runner that serves on Addr and
+// follows the route table. Requests go to the route with the longest
+// matching path prefix, round-robin over its targets.
+type Gateway struct {
+	// Addr is the address to listen on (host:port; port 0 picks one).
+	Addr string
+	// Table is the route table to follow.
+	Table *watchable.Map[string, *RouteEntry]
+	// Wait bounds how long a request for a route without a usable target
+	// waits for one to appear before failing with 503 (default 2s).
+	Wait time.Duration
+	// Pool, when set, provides the transports of discovered targets; other
+	// targets use Fallback.
+	Pool transportSource
+	// Fallback is the transport for targets the pool does not know
+	// (default: a clone of http.DefaultTransport).
+	Fallback http.RoundTripper
+	// Logger receives operational logs (default: discard).
+	Logger *slog.Logger
+	// Metrics, when set, records the route table subscription's metrics.
+	Metrics *message.Metrics
+
+	once    sync.Once
+	ready   chan struct{}
+	bound   atomic.Pointer[string]
+	routes  atomic.Pointer[routeSet]
+	counter sync.Map // route name -> *atomic.Uint64, survives table changes
+	proxy   *httputil.ReverseProxy
+}
+
+// routeSet is one immutable version of the route table, ordered for
+// longest-prefix matching. changed is closed when a newer version replaces
+// it, which wakes requests waiting for a target.
+type routeSet struct {
+	routes  []*RouteEntry // longest prefix first, then by name
+	changed chan struct{}
+}
+
+// match returns the route with the longest prefix matching path. A prefix
+// matches whole path segments: /pets matches /pets and /pets/1, not /petsx.
+func (s *routeSet) match(path string) *RouteEntry {
+	for _, r := range s.routes {
+		p := r.PathPrefix
+		if path == p || (strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || path[len(p)] == '/')) {
+			return r
+		}
+	}
+	return nil
+}
+
+func newRouteSet(st watchable.State[string, *RouteEntry]) *routeSet {
+	s := &routeSet{changed: make(chan struct{})}
+	for _, e := range st.All() {
+		s.routes = append(s.routes, e)
+	}
+	slices.SortFunc(s.routes, func(a, b *RouteEntry) int {
+		if d := len(b.PathPrefix) - len(a.PathPrefix); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return s
+}
+
+func (g *Gateway) init() {
+	g.once.Do(func() {
+		g.ready = make(chan struct{})
+		g.routes.Store(&routeSet{changed: make(chan struct{})})
+		if g.Wait == 0 {
+			g.Wait = 2 * time.Second
+		}
+		if g.Logger == nil {
+			g.Logger = slog.New(slog.DiscardHandler)
+		}
+		if g.Fallback == nil {
+			g.Fallback = newUpstreamTransport()
+		}
+		g.proxy = &httputil.ReverseProxy{
+			Rewrite:        g.rewrite,
+			Transport:      roundTripFunc(g.roundTrip),
+			ModifyResponse: g.modifyResponse,
+			ErrorHandler:   g.proxyError,
+			BufferPool:     bufferPool{},
+			ErrorLog:       slog.NewLogLogger(g.Logger.Handler(), slog.LevelDebug),
+		}
+	})
+}
+
+// Name implements runner.Runner.
+func (g *Gateway) Name() string { return "gateway" }
+
+// Ready implements runner.Readier: closed once the gateway listens and has
+// applied the first route table.
+func (g *Gateway) Ready() <-chan struct{} {
+	g.init()
+	return g.ready
+}
+
+// BoundAddr returns the address the gateway listens on, once Ready.
+func (g *Gateway) BoundAddr() string {
+	if a := g.bound.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
+
+// Run implements runner.Runner: it serves until ctx is done, then shuts
+// down gracefully.
+func (g *Gateway) Run(ctx context.Context) error {
+	g.init()
+	ln, err := net.Listen("tcp", g.Addr)
+	if err != nil {
+		return fmt.Errorf("gateway: listen on %s: %w", g.Addr, err)
+	}
+	addr := ln.Addr().String()
+	g.bound.Store(&addr)
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: g.proxy.ErrorLog}
+	return serve(ctx, srv, ln, func(ctx context.Context) error {
+		first := true
+		message.HandleSnapshots(ctx, message.Metadata{Runner: g.Name(), Message: "routeTable"}, g.Table.Subscribe(ctx),
+			func(ctx context.Context, snap watchable.Snapshot[string, *RouteEntry]) error {
+				old := g.routes.Swap(newRouteSet(snap.State))
+				close(old.changed)
+				if first {
+					first = false
+					close(g.ready)
+				}
+				return nil
+			}, message.WithLogger(g.Logger), message.WithMetrics(g.Metrics))
+		return nil
+	})
+}
+
+// serve runs srv on ln while work runs, and shuts srv down gracefully (at
+// most 3 s for requests in flight) when ctx is done.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, work func(context.Context) error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	werr := work(ctx)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return werr
+}
+
+// target is what the handler decided for one request, passed to the proxy
+// through the request context.
+type target struct {
+	route *RouteEntry
+	url   *url.URL
+}
+
+type targetKey struct{}
+
+// ServeHTTP routes one request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.init()
+	route, base, err := g.pick(r.Context(), r.URL.Path)
+	if err != nil {
+		var he *httpError
+		if errors.As(err, &he) {
+			writeJSONError(w, he.status, he.body)
+		}
+		return
+	}
+	w.Header().Set(HeaderRoute, route.Name)
+	w.Header().Set(HeaderSource, string(route.Source))
+	u, err := url.Parse(base)
+	if err != nil { // routing validated it; be explicit anyway
+		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": base})
+		return
+	}
+	ctx := context.WithValue(r.Context(), targetKey{}, &target{route: route, url: u})
+	g.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// httpError is an answer the gateway gives itself.
+type httpError struct {
+	status int
+	body   map[string]any
+}
+
+func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
+
+// pick finds the route for path and chooses its next target, waiting up to
+// g.Wait for a route without usable targets to get one.
+func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, error) {
+	var timeout <-chan time.Time
+	for {
+		set := g.routes.Load()
+		route := set.match(path)
+		switch {
+		case route == nil:
+			return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
+		case route.Error != "":
+			return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+				"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
+		case len(route.Targets) > 0:
+			c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
+			n := c.(*atomic.Uint64).Add(1) - 1
+			return route, route.Targets[n%uint64(len(route.Targets))], nil
+		}
+		if timeout == nil {
+			t := time.NewTimer(g.Wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-set.changed:
+			continue
+		case <-timeout:
+		case <-ctx.Done():
+		}
+		return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),
+			"route":     route.Name,
+			"serviceId": route.ServiceID,
+		}}
+	}
+}
+
+func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
+	t := pr.In.Context().Value(targetKey{}).(*target)
+	if t.route.StripPrefix {
+		pr.Out.URL.Path = stripPrefix(pr.Out.URL.Path, t.route.PathPrefix)
+		if pr.Out.URL.RawPath != "" {
+			pr.Out.URL.RawPath = stripPrefix(pr.Out.URL.RawPath, t.route.PathPrefix)
+		}
+	}
+	pr.SetURL(t.url)
+	pr.SetXForwarded()
+}
+
+func stripPrefix(path, prefix string) string {
+	p := strings.TrimPrefix(path, strings.TrimSuffix(prefix, "/"))
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return p
+}
+
+func (g *Gateway) roundTrip(req *http.Request) (*http.Response, error) {
+	if g.Pool != nil {
+		if t, ok := req.Context().Value(targetKey{}).(*target); ok {
+			if rt := g.Pool.Transport(t.route.ServiceID, t.url.Host); rt != nil {
+				return rt.RoundTrip(req)
+			}
+		}
+	}
+	return g.Fallback.RoundTrip(req)
+}
+
+// modifyResponse drops the upstream's own X-Switchyard-* headers, so that
+// only the gateway's (set by ServeHTTP) reach the client.
+func (g *Gateway) modifyResponse(resp *http.Response) error {
+	resp.Header.Del(HeaderRoute)
+	resp.Header.Del(HeaderSource)
+	return nil
+}
+
+func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	t := r.Context().Value(targetKey{}).(*target)
+	if r.Context().Err() != nil {
+		return // the client went away; nobody is listening
+	}
+	g.Logger.Warn("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
+	writeJSONError(w, http.StatusBadGateway, map[string]any{
+		"error":     "upstream failed: " + err.Error(),
+		"route":     t.route.Name,
+		"serviceId": t.route.ServiceID,
+		"target":    t.url.String(),
+	})
+}
+
+func writeJSONError(w http.ResponseWriter, status int, body map[string]any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// bufferPool recycles the proxy's copy buffers across requests.
+type bufferPool struct{}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// startGateway runs g until the test ends and returns its base URL.
+func startGateway(t *testing.T, g *Gateway) string {
+	t.Helper()
+	if g.Addr == "" {
+		g.Addr = "127.0.0.1:0"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway Run: %v", err)
+		}
+	})
+	select {
+	case <-g.Ready():
+	case err := <-done:
+		t.Fatalf("gateway stopped before ready: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gateway not ready after 10s")
+	}
+	return "http://" + g.BoundAddr()
+}
+
+// echoBackend answers with its name and what it received.
+func echoBackend(t *testing.T, name string) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderRoute, "spoofed")
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{
+			"backend": name,
+			"path":    r.URL.Path,
+			"query":   r.URL.RawQuery,
+			"xff":     r.Header.Get("X-Forwarded-For"),
+			"xfh":     r.Header.Get("X-Forwarded-Host"),
+			"xfp":     r.Header.Get("X-Forwarded-Proto"),
+		})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   map[string]string
+}
+
+func get(t *testing.T, url string) response {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading body: %v", url, err)
+	}
+	r := response{status: resp.StatusCode, header: resp.Header, body: map[string]string{}}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("GET %s: body %q is not a JSON object: %v", url, raw, err)
+	}
+	for k, v := range body {
+		r.body[k] = fmt.Sprint(v)
+	}
+	return r
+}
+
+func TestGatewayRouting(t *testing.T) {
+	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: []string{a.URL, b.URL}})
+	table.Store("pets-admin", &RouteEntry{Name: "pets-admin", PathPrefix: "/pets/admin", ServiceID: "petadmin", Source: SourceDirectURL, Targets: []string{c.URL}})
+	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
+	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
+	gw := startGateway(t, &Gateway{Table: &table, Wait: 10 * time.Millisecond})
+	host := strings.TrimPrefix(gw, "http://")
+
+	tests := []struct {
+		path       string
+		wantStatus int
+		wantRoute  string
+		wantSource string
+		wantBody   map[string]string
+	}{
+		{"/pets/1?x=y", 200, "pets", "discovery", map[string]string{"backend": "a", "path": "/1", "query": "x=y", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
+		{"/pets", 200, "pets", "discovery", map[string]string{"backend": "b", "path": "/", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
+		{"/pets/2", 200, "pets", "discovery", map[string]string{"backend": "a", "path": "/2", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
+		{"/pets/admin/x", 200, "pets-admin", "directUrl", map[string]string{"backend": "c", "path": "/pets/admin/x", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
+		{"/api/v1", 200, "root", "staticTargets", map[string]string{"backend": "c", "path": "/api/v1", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
+		{"/petsx", 404, "", "", map[string]string{"error": "no route", "path": "/petsx"}},
+		{"/", 404, "", "", map[string]string{"error": "no route", "path": "/"}},
+		{"/broken/1", 503, "", "", map[string]string{"error": "invalid route: boom", "route": "broken", "serviceId": "x"}},
+	}
+	for _, tt := range tests {
+		got := get(t, gw+tt.path)
+		if got.status != tt.wantStatus {
+			t.Errorf("GET %s: status %d, want %d", tt.path, got.status, tt.wantStatus)
+		}
+		if r, s := got.header.Values(HeaderRoute), got.header.Values(HeaderSource); strings.Join(r, ",") != tt.wantRoute || strings.Join(s, ",") != tt.wantSource {
+			t.Errorf("GET %s: route %q source %q, want %q %q", tt.path, r, s, tt.wantRoute, tt.wantSource)
+		}
+		if diff := cmp.Diff(tt.wantBody, got.body); diff != "" {
+			t.Errorf("GET %s: body (-want +got):\n%s", tt.path, diff)
+		}
+	}
+}
+
+func TestGatewayNoTarget(t *testing.T) {
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceNone})
+	gw := startGateway(t, &Gateway{Table: &table, Wait: 50 * time.Millisecond})
+
+	got := get(t, gw+"/pets")
+	want := map[string]string{"error": `no usable instance of service "pets"`, "route": "pets", "serviceId": "pets"}
+	if got.status != 503 {
+		t.Errorf("status %d, want 503", got.status)
+	}
+	if diff := cmp.Diff(want, got.body); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
+	}
+}
+
+func TestGatewayWaitsForTarget(t *testing.T) {
+	a := echoBackend(t, "a")
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceNone})
+	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceNone})
+	// A wait far longer than the test: the request must be answered by the
+	// table change, not by the timeout.
+	g := &Gateway{Table: &table, Wait: time.Hour}
+	gw := startGateway(t, g)
+
+	result := make(chan response, 1)
+	go func() {
+		resp, err := http.Get(gw + "/pets/1")
+		if err != nil {
+			result <- response{status: -1}
+			return
+		}
+		resp.Body.Close()
+		result <- response{status: resp.StatusCode, header: resp.Header}
+	}()
+	// An unrelated change wakes the request, which goes back to waiting.
+	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceStaticTargets, Targets: []string{a.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{a.URL}})
+	select {
+	case got := <-result:
+		if got.status != 200 || got.header.Get(HeaderSource) != "discovery" {
+			t.Errorf("status %d source %q, want 200 discovery", got.status, got.header.Get(HeaderSource))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("request still waiting 30s after its route got a target")
+	}
+}
+
+func TestGatewayUpstreamFails(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{deadURL}})
+	gw := startGateway(t, &Gateway{Table: &table})
+
+	got := get(t, gw+"/pets")
+	if got.status != 502 {
+		t.Errorf("status %d, want 502", got.status)
+	}
+	if got.body["target"] != deadURL || got.body["serviceId"] != "pets" || !strings.HasPrefix(got.body["error"], "upstream failed") {
+		t.Errorf("body %v, want an upstream failure naming %s and pets", got.body, deadURL)
+	}
+	if got.header.Get(HeaderRoute) != "pets" {
+		t.Errorf("%s = %q, want pets", HeaderRoute, got.header.Get(HeaderRoute))
+	}
+}

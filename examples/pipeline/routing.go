@@ -1,0 +1,195 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/provider/registry"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// Source names the resolution step that gave a route its targets. The
+// gateway sends it in the X-Switchyard-Source response header.
+type Source string
+
+// The resolution steps, in the order they are tried.
+const (
+	SourceDirectURL      Source = "directUrl"      // the route's own directUrl
+	SourceDirectRegistry Source = "directRegistry" // a DirectRegistry entry
+	SourceDiscovery      Source = "discovery"      // registered instances
+	SourceStaticTargets  Source = "staticTargets"  // the route's staticTargets
+	SourceNone           Source = "none"           // nothing usable is known
+)
+
+// RouteEntry is one resolved route of the route table, keyed by route name.
+type RouteEntry struct {
+	Name        string `json:"name"`
+	PathPrefix  string `json:"pathPrefix"`
+	ServiceID   string `json:"serviceId"`
+	EnvTag      string `json:"envTag,omitempty"`
+	StripPrefix bool   `json:"stripPrefix,omitempty"`
+	// Source is the step that produced Targets.
+	Source Source `json:"source"`
+	// SourceKey says which entry of the source was used: the DirectRegistry
+	// key ("serviceId|envTag" or "serviceId"); empty for the other sources.
+	SourceKey string `json:"sourceKey,omitempty"`
+	// Targets are base URLs (scheme://host:port), sorted; empty when Source
+	// is SourceNone.
+	Targets []string `json:"targets"`
+	// Error is set for a route whose spec is invalid; the gateway answers
+	// its requests with 503 and this message rather than letting a shorter
+	// prefix take them.
+	Error string `json:"error,omitempty"`
+}
+
+// DeepCopy returns a copy of e that shares no memory with it.
+func (e *RouteEntry) DeepCopy() *RouteEntry {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Targets = slices.Clone(e.Targets)
+	return &c
+}
+
+// routeName is how a route is named in the table, logs and headers.
+func routeName(n types.NamespacedName) string {
+	if n.Namespace == "" {
+		return n.Name
+	}
+	return n.Namespace + "/" + n.Name
+}
+
+// computeRouteTable resolves every route against the direct URLs and the
+// discovery snapshots. It is a pure function of its inputs. The errors it
+// returns are problems it worked around (conflicting direct URLs, invalid
+// routes), for the caller to report.
+func computeRouteTable(
+	routes watchable.State[types.NamespacedName, file.Object[Route]],
+	directs watchable.State[types.NamespacedName, file.Object[DirectRegistry]],
+	discovery watchable.State[registry.DiscoveryKey, *registry.DiscoverySnapshot],
+) (map[string]*RouteEntry, error) {
+	direct, errs := mergeDirectURLs(directs)
+
+	byService := make(map[string][]*registry.DiscoverySnapshot)
+	for k, s := range discovery.All() {
+		byService[k.ServiceID] = append(byService[k.ServiceID], s)
+	}
+
+	table := make(map[string]*RouteEntry, routes.Len())
+	for n, doc := range routes.All() {
+		r := doc.Spec // shares StaticTargets, which resolveRoute does not modify
+		e := resolveRoute(routeName(n), &r, direct, byService[r.ServiceID])
+		if e.Error != "" {
+			errs = append(errs, fmt.Errorf("route %s: %s", e.Name, e.Error))
+		}
+		table[e.Name] = e
+	}
+	slices.SortFunc(errs, func(a, b error) int { return cmp.Compare(a.Error(), b.Error()) })
+	return table, errors.Join(errs...)
+}
+
+// mergeDirectURLs merges the DirectRegistry documents in name order. When
+// two define the same key, the first in name order wins and the conflict is
+// returned as an error.
+func mergeDirectURLs(directs watchable.State[types.NamespacedName, file.Object[DirectRegistry]]) (map[string]string, []error) {
+	names := slices.SortedFunc(directs.Keys(), func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	merged := make(map[string]string)
+	from := make(map[string]string)
+	var errs []error
+	for _, n := range names {
+		doc, _ := directs.Get(n)
+		d := doc.Spec
+		if err := d.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("DirectRegistry %s ignored: %w", routeName(n), err))
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(d.DirectURLs)) {
+			if prev, ok := from[k]; ok {
+				if merged[k] != d.DirectURLs[k] {
+					errs = append(errs, fmt.Errorf("DirectRegistry %s: key %q already set by %s; keeping %s", routeName(n), k, prev, merged[k]))
+				}
+				continue
+			}
+			merged[k] = d.DirectURLs[k]
+			from[k] = routeName(n)
+		}
+	}
+	return merged, errs
+}
+
+// resolveRoute picks the targets of one route, trying in order: the route's
+// directUrl; the direct URL for "serviceId|envTag", then for "serviceId";
+// the usable discovered instances (connected, non-zero port, a protocol the
+// gateway can proxy, matching the route's envTag and protocol when set);
+// the route's staticTargets.
+func resolveRoute(name string, r *Route, direct map[string]string, discovered []*registry.DiscoverySnapshot) *RouteEntry {
+	e := &RouteEntry{
+		Name:        name,
+		PathPrefix:  r.PathPrefix,
+		ServiceID:   r.ServiceID,
+		EnvTag:      r.EnvTag,
+		StripPrefix: r.StripPrefix,
+		Source:      SourceNone,
+	}
+	if err := r.Validate(); err != nil {
+		e.Error = "invalid route: " + err.Error()
+		return e
+	}
+	if r.DirectURL != "" {
+		e.Source, e.Targets = SourceDirectURL, []string{r.DirectURL}
+		return e
+	}
+	keys := []string{r.ServiceID}
+	if r.EnvTag != "" {
+		keys = []string{r.ServiceID + "|" + r.EnvTag, r.ServiceID}
+	}
+	for _, k := range keys {
+		if u, ok := direct[k]; ok {
+			e.Source, e.SourceKey, e.Targets = SourceDirectRegistry, k, []string{u}
+			return e
+		}
+	}
+	if t := discoveredTargets(r, discovered); len(t) > 0 {
+		e.Source, e.Targets = SourceDiscovery, t
+		return e
+	}
+	if len(r.StaticTargets) > 0 {
+		t := slices.Clone(r.StaticTargets)
+		slices.Sort(t)
+		e.Source, e.Targets = SourceStaticTargets, slices.Compact(t)
+		return e
+	}
+	return e
+}
+
+// discoveredTargets returns the sorted, distinct base URLs of the usable
+// instances in snapshots that match r.
+func discoveredTargets(r *Route, snapshots []*registry.DiscoverySnapshot) []string {
+	var targets []string
+	for _, s := range snapshots {
+		if s.ServiceID != r.ServiceID || (r.EnvTag != "" && s.EnvTag != r.EnvTag) {
+			continue
+		}
+		for i := range s.Nodes {
+			n := &s.Nodes[i]
+			proto := cmp.Or(n.Protocol, s.Protocol)
+			if !n.Usable() || !proxyable(proto) || (r.Protocol != "" && proto != r.Protocol) {
+				continue
+			}
+			targets = append(targets, proto+"://"+net.JoinHostPort(n.Address, strconv.Itoa(n.Port)))
+		}
+	}
+	slices.Sort(targets)
+	return slices.Compact(targets)
+}

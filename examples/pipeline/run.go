@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/provider/registry"
+	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/translator"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// pipeline is the wired program: its maps and its runners.
+type pipeline struct {
+	cfg config
+	out io.Writer // event lines, serialized
+	log *slog.Logger
+
+	// The maps the components talk through.
+	routes      *watchable.Map[types.NamespacedName, file.Object[Route]]
+	directs     *watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]
+	table       *watchable.Map[string, *RouteEntry]
+	connections *watchable.Map[string, Connection]
+	status      *watchable.Map[string, runner.Status]
+
+	registry *registry.Registry
+	gateway  *Gateway
+	admin    *Admin
+	pool     *Pool
+	demos    []*DemoBackend
+	metrics  *message.Metrics
+	cleanup  []func() // run when the pipeline stops
+	group    *runner.Group
+	runners  []runner.Runner
+	// announced is closed once the banner is printed, so that event lines
+	// follow it.
+	announced chan struct{}
+}
+
+// run runs the pipeline until ctx is done.
+func run(ctx context.Context, cfg config, stdout io.Writer) error {
+	p, err := newPipeline(cfg, stdout)
+	if err != nil {
+		return err
+	}
+	return p.run(ctx)
+}
+
+// lockedWriter serializes the lines of several runners.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	p := &pipeline{
+		cfg:         cfg,
+		out:         &lockedWriter{w: stdout},
+		log:         logger,
+		routes:      new(watchable.Map[types.NamespacedName, file.Object[Route]]),
+		directs:     new(watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]),
+		table:       new(watchable.Map[string, *RouteEntry]),
+		connections: new(watchable.Map[string, Connection]),
+		status:      new(watchable.Map[string, runner.Status]),
+		announced:   make(chan struct{}),
+	}
+
+	reg, err := registry.New(registry.Options{
+		Token:          cfg.Token,
+		DiscoveryToken: cfg.DiscoveryToken,
+		Lease:          cfg.Lease,
+		Logger:         logger.With("runner", "registry"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create registry: %w", err)
+	}
+	p.registry = reg
+
+	source, err := p.configSource()
+	if err != nil {
+		return nil, err
+	}
+
+	routing := translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
+		table, problems := computeRouteTable(p.routes.State(), p.directs.State(), reg.Snapshots().State())
+		runner.Report(ctx, problems)
+		return table, nil
+	}, p.routes, p.directs, reg.Snapshots())
+
+	p.pool = &Pool{Instances: reg.Instances(), Connections: p.connections, Logger: logger.With("runner", "pool")}
+	p.gateway = &Gateway{
+		Addr:   cfg.GatewayAddr,
+		Table:  p.table,
+		Wait:   cfg.Wait,
+		Pool:   p.pool,
+		Logger: logger.With("runner", "gateway"),
+	}
+
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	msgMetrics, err := message.NewMetrics(metrics)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	p.metrics = msgMetrics
+	p.pool.Metrics = msgMetrics
+	p.gateway.Metrics = msgMetrics
+
+	p.admin = &Admin{
+		Addr:     cfg.ControlAddr,
+		Status:   p.status,
+		Gatherer: metrics,
+		Maps: []observedMap{
+			observe("routes", p.routes, routeName),
+			observe("directRegistries", p.directs, routeName),
+			observe("instances", reg.Instances(), func(k string) string { return k }),
+			observe("discovery", reg.Snapshots(), func(k registry.DiscoveryKey) string {
+				return k.ServiceID + "|" + k.EnvTag + "|" + k.Protocol
+			}),
+			observe("routeTable", p.table, func(k string) string { return k }),
+			observe("connections", p.connections, func(k string) string { return k }),
+			observe("runners", p.status, func(k string) string { return k }),
+		},
+		Mount: func(mux *http.ServeMux) {
+			h := reg.Handler()
+			mux.Handle("/v1/", h)
+			mux.Handle("/ws/", h)
+		},
+		Logger: logger.With("runner", "admin"),
+	}
+	for _, m := range p.admin.Maps {
+		if _, err := msgMetrics.ObserveMap(m.name(), m.stats()); err != nil {
+			return nil, fmt.Errorf("observe map %s: %w", m.name(), err)
+		}
+	}
+
+	p.group = runner.NewGroup(runner.Options{Logger: logger, Grace: 4 * time.Second, Status: p.status})
+	p.runners = []runner.Runner{source, reg, routing, p.pool, p.gateway, p.admin,
+		runner.Func("events", p.events), runner.Func("announce", p.announce)}
+	if cfg.Demo {
+		for i := range 2 {
+			d := &DemoBackend{
+				RunnerName: fmt.Sprintf("demo-petstore-%d", i+1),
+				ServiceID:  "petstore",
+				ControlURL: func() string { return "http://" + p.admin.BoundAddr() },
+				Token:      cfg.Token,
+				Logger:     logger.With("runner", fmt.Sprintf("demo-petstore-%d", i+1)),
+			}
+			p.demos = append(p.demos, d)
+			p.runners = append(p.runners, d)
+		}
+	}
+	return p, nil
+}
+
+// configSource returns the file provider that fills the routes and
+// directs maps from the -config directory, or from a temporary copy of the
+// embedded configuration, removed when the pipeline stops.
+func (p *pipeline) configSource() (runner.Runner, error) {
+	dir := p.cfg.ConfigDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "switchyard-pipeline-config-")
+		if err != nil {
+			return nil, fmt.Errorf("embedded config: %w", err)
+		}
+		p.cleanup = append(p.cleanup, func() { os.RemoveAll(tmp) })
+		sub, err := fs.Sub(embeddedConfig, "config")
+		if err == nil {
+			err = os.CopyFS(tmp, sub)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
+		}
+		dir = tmp
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("-config %s: not a directory", dir)
+	}
+	fp := file.New(dir, file.WithLogger(p.log.With("runner", "config")))
+	file.Register(fp, "Route", p.routes)
+	file.Register(fp, "DirectRegistry", p.directs)
+	return fp, nil
+}
+
+// run runs every runner until ctx is done or one fails.
+func (p *pipeline) run(ctx context.Context) error {
+	defer func() {
+		for _, fn := range p.cleanup {
+			fn()
+		}
+		p.routes.Close()
+		p.directs.Close()
+		p.table.Close()
+		p.connections.Close()
+	}()
+	if err := p.group.Run(ctx, p.runners...); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
+}
+
+// announce prints where to find everything once every runner is ready.
+func (p *pipeline) announce(ctx context.Context) error {
+	select {
+	case <-p.group.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	gw, ctl := p.gateway.BoundAddr(), p.admin.BoundAddr()
+	var b strings.Builder
+	fmt.Fprintf(&b, "switchyard pipeline ready\n")
+	fmt.Fprintf(&b, "  gateway        http://%s\n", gw)
+	fmt.Fprintf(&b, "  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)\n", ctl)
+	if p.cfg.TokenGenerated {
+		fmt.Fprintf(&b, "  token          %s  (generated: SWITCHYARD_TOKEN was not set; it is not shown again)\n", string(p.cfg.Token))
+	} else {
+		fmt.Fprintf(&b, "  token          from SWITCHYARD_TOKEN\n")
+	}
+	fmt.Fprintf(&b, "try:\n")
+	if p.cfg.Demo {
+		fmt.Fprintf(&b, "  curl -i %s/petstore/pets\n", gw)
+	}
+	fmt.Fprintf(&b, "  curl %s/debug/maps\n", ctl)
+	fmt.Fprintf(&b, "  curl -N '%s/v1/discovery/watch?serviceId=petstore'\n", ctl)
+	fmt.Fprintf(&b, "  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\\n", ctl)
+	fmt.Fprintf(&b, "       -d '{\"serviceId\":\"inventory\",\"protocol\":\"http\",\"address\":\"127.0.0.1\",\"port\":7001}'\n")
+	_, _ = io.WriteString(p.out, b.String())
+	close(p.announced)
+	<-ctx.Done()
+	return nil
+}
+
+//go:embed config/*.yaml
+var embeddedConfig embed.FS

@@ -1,0 +1,14 @@
+// Package message consumes watchable subscriptions safely.
+//
+// HandleSubscription calls a handler once per changed key, and
+// HandleSnapshots once per delivered snapshot, for the initial contents and
+// every later change, until the subscription closes or the context is done.
+// A handler that returns an error or panics does not end the loop: the error
+// or the panic (with its stack) is logged and counted, and the next update is
+// handled. Metadata names the loop in logs and metrics.
+//
+// Metrics are Prometheus metrics registered on a registry the program
+// chooses (NewMetrics); nothing is registered globally. Besides the handler
+// metrics, Metrics.ObserveMap exposes the size, revision and subscriber count
+// of a watchable.Map, read only when Prometheus scrapes.
+package message

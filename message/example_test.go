@@ -1,0 +1,108 @@
+package message_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// The handler is called for the initial contents, then for every change.
+// Here it makes the next change itself, so the output is deterministic; in a
+// program the writers are other components.
+func ExampleHandleSubscription() {
+	ctx := context.Background()
+	var stock watchable.Map[string, int]
+	stock.Store("apples", 1)
+
+	message.HandleSubscription(ctx, message.Metadata{Runner: "shop", Message: "stock"}, stock.Subscribe(ctx),
+		func(ctx context.Context, u watchable.Update[string, int]) error {
+			if u.Delete {
+				fmt.Println("sold out:", u.Key)
+				stock.Close() // ends the subscription, so HandleSubscription returns
+				return nil
+			}
+			fmt.Println(u.Key, u.Value)
+			if u.Value < 3 {
+				stock.Store(u.Key, u.Value+1)
+			} else {
+				stock.Delete(u.Key)
+			}
+			return nil
+		})
+	// Output:
+	// apples 1
+	// apples 2
+	// apples 3
+	// sold out: apples
+}
+
+// A state-of-the-world consumer recomputes from the whole State of each
+// snapshot.
+func ExampleHandleSnapshots() {
+	ctx := context.Background()
+	var backends watchable.Map[string, string]
+	backends.Replace(map[string]string{"b": "10.0.0.2", "a": "10.0.0.1"})
+
+	message.HandleSnapshots(ctx, message.Metadata{Runner: "lb", Message: "backends"}, backends.Subscribe(ctx),
+		func(ctx context.Context, s watchable.Snapshot[string, string]) error {
+			fmt.Println("revision", s.Revision, "backends", slices.Sorted(s.State.Keys()))
+			if s.State.Len() == 2 {
+				backends.Delete("a")
+			} else {
+				backends.Close()
+			}
+			return nil
+		})
+	// Output:
+	// revision 1 backends [a b]
+	// revision 2 backends [b]
+}
+
+// Metrics are registered on the registry the program serves; WithMetrics
+// attaches them to a loop, and ObserveMap exposes a map's size.
+func ExampleNewMetrics() {
+	reg := prometheus.NewRegistry()
+	metrics, err := message.NewMetrics(reg)
+	if err != nil {
+		panic(err)
+	}
+	var jobs watchable.Map[string, int]
+	stop, err := metrics.ObserveMap("jobs", &jobs)
+	if err != nil {
+		panic(err)
+	}
+	defer stop()
+
+	jobs.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
+	ctx := context.Background()
+	sub := jobs.Subscribe(ctx)
+	jobs.Close() // the loop handles what sub holds, then returns
+	message.HandleSubscription(ctx, message.Metadata{Runner: "worker", Message: "jobs"}, sub,
+		func(ctx context.Context, u watchable.Update[string, int]) error {
+			if u.Key == "b" {
+				return errors.New("job b is broken")
+			}
+			return nil
+		},
+		message.WithMetrics(metrics))
+
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "switchyard_message_updates_total", "switchyard_message_handler_errors_total":
+			fmt.Println(mf.GetName(), mf.GetMetric()[0].GetCounter().GetValue())
+		case "switchyard_map_entries":
+			fmt.Println(mf.GetName(), mf.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+	// Output:
+	// switchyard_map_entries 3
+	// switchyard_message_handler_errors_total 1
+	// switchyard_message_updates_total 3
+}

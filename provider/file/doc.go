@@ -1,0 +1,42 @@
+// Package file is a provider that reads a directory of YAML and JSON files
+// into watchable maps, and keeps the maps in step with the files as they are
+// edited, added and deleted.
+//
+// Each file (.yaml, .yml or .json) holds one or more documents (YAML
+// documents separated by "---", or concatenated JSON objects) shaped like
+// Kubernetes objects:
+//
+//	kind: Backend
+//	metadata:
+//	  name: web
+//	  namespace: shop
+//	spec:
+//	  port: 8080
+//
+// Each kind is registered with its own Go type and its own map, keyed by
+// namespace and name:
+//
+//	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
+//	p := file.New("/etc/myapp")
+//	file.Register(p, "Backend", backends)
+//	// run p, for example in a runner group
+//
+// Documents are decoded strictly: a field that the Go type does not have is an
+// error. A file owns its documents: when it changes, its whole new set
+// replaces the old one in one batch per map; when it is deleted, its
+// documents are deleted. A file with a problem (invalid YAML or JSON, an
+// unknown kind, a missing name, a field of the wrong type) keeps its last good
+// documents published, and the problem is reported (runner.Report, the
+// logger, WithErrorHandler and Provider.Errors) naming the file and the
+// document; the other files are not affected. When two files define the same
+// kind, namespace and name, the file whose name sorts first provides it and
+// the other gets an error naming both.
+//
+// Changes are noticed through filesystem events (fsnotify) and debounced, so
+// that an editor's burst of writes becomes one update, and by a periodic
+// rescan that catches anything the events missed. Files are compared by
+// content, so saves through a temporary file and a rename, and Kubernetes
+// ConfigMap volumes (which swap a symlinked directory), are handled. Only the
+// directory itself is read, not its subdirectories, and names starting with
+// "." are ignored.
+package file

@@ -1,0 +1,60 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Sentinel errors wrapped by DocumentError, for callers that branch on the
+// kind of problem.
+var (
+	// ErrInvalid: the file is not valid YAML or JSON, a document is not an
+	// object, or a document does not decode into its kind's Go type (a field
+	// of the wrong type, or one the type does not have).
+	ErrInvalid = errors.New("invalid document")
+	// ErrMissingKind: a document has no kind.
+	ErrMissingKind = errors.New("missing kind")
+	// ErrUnknownKind: a document's kind was not registered.
+	ErrUnknownKind = errors.New("unknown kind")
+	// ErrMissingName: a document has no metadata.name.
+	ErrMissingName = errors.New("missing metadata.name")
+	// ErrDuplicate: another document, in the same file or in a file whose
+	// name sorts first, has the same kind, namespace and name.
+	ErrDuplicate = errors.New("duplicate name")
+)
+
+// DocumentError is a problem with a file or with one document in it.
+type DocumentError struct {
+	File  string               // the file's path
+	Index int                  // the document's position in the file, from 1; 0 when the whole file is concerned
+	Kind  string               // the document's kind, when known
+	Name  types.NamespacedName // the document's namespace and name, when known
+	Err   error
+}
+
+func (e *DocumentError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "file %s", e.File)
+	if e.Index > 0 {
+		fmt.Fprintf(&b, ": document %d", e.Index)
+		var known []string
+		if e.Kind != "" {
+			known = append(known, "kind "+e.Kind)
+		}
+		if e.Name.Name != "" && e.Name.Namespace != "" {
+			known = append(known, "name "+e.Name.Namespace+"/"+e.Name.Name)
+		} else if e.Name.Name != "" {
+			known = append(known, "name "+e.Name.Name)
+		}
+		if len(known) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(known, ", "))
+		}
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *DocumentError) Unwrap() error { return e.Err }

@@ -1,0 +1,144 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Provider is a runner that keeps the maps registered with Register in step
+// with the documents in a directory. It also implements runner.Readier.
+//
+// Register kinds before running it. Its methods are safe for concurrent use;
+// Run must not be called again while it is running. A Provider must not be
+// copied.
+type Provider struct {
+	dir   string // as given, cleaned: used in names and errors
+	watch string // absolute, when it could be determined: used for events
+	cfg   config
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	mu      sync.Mutex
+	kinds   map[string]sink
+	running bool
+	errs    map[string]error // current problems by file path
+}
+
+// New returns a provider for the documents in dir. dir need not exist yet:
+// until it does, the registered maps are empty (or keep what they had, if it
+// disappears later) and a problem is reported.
+func New(dir string, opts ...Option) *Provider {
+	dir = filepath.Clean(dir)
+	watch := dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		watch = abs
+	}
+	return &Provider{
+		dir:   dir,
+		watch: watch,
+		cfg:   newConfig(opts),
+		ready: make(chan struct{}),
+		kinds: make(map[string]sink),
+		errs:  make(map[string]error),
+	}
+}
+
+// Name returns "file:" followed by the directory.
+func (p *Provider) Name() string { return "file:" + p.dir }
+
+// Ready is closed once the first reading of the directory has been published
+// to the maps (even if the directory does not exist or holds bad files).
+func (p *Provider) Ready() <-chan struct{} { return p.ready }
+
+// Errors returns the current problems, by file path: for each file whose
+// last good documents are published in place of its current contents, or
+// whose documents lose to another file's, a *DocumentError (joined with
+// errors.Join when there are several). A problem with the directory itself
+// is listed under the directory's path. A problem disappears once fixed.
+func (p *Provider) Errors() map[string]error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.errs)
+}
+
+// errAlreadyRunning is returned by Run when it is called while running.
+var errAlreadyRunning = errors.New("file provider: already running")
+
+// Run reads the directory, publishes its documents, and then follows its
+// changes until ctx is done, when it returns nil.
+func (p *Provider) Run(ctx context.Context) error {
+	p.mu.Lock()
+	if p.running {
+		p.mu.Unlock()
+		return errAlreadyRunning
+	}
+	p.running = true
+	kinds := maps.Clone(p.kinds)
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.running = false
+		p.mu.Unlock()
+	}()
+
+	log := p.cfg.logger.With("runner", p.Name())
+	s := newScanner(p, kinds)
+	w := newWatcher(p.watch, p.cfg.notify, log)
+	defer w.close()
+
+	s.scan(ctx, true)
+	p.readyOnce.Do(func() { close(p.ready) })
+
+	var tick <-chan time.Time
+	if p.cfg.rescan > 0 {
+		t := time.NewTicker(p.cfg.rescan)
+		defer t.Stop()
+		tick = t.C
+	}
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	var pendingSince time.Time // zero when no scan is pending
+	schedule := func() {
+		now := time.Now()
+		if pendingSince.IsZero() {
+			pendingSince = now
+		}
+		// Wait for quiet, but not forever.
+		wait := min(p.cfg.debounce, pendingSince.Add(10*p.cfg.debounce).Sub(now))
+		debounce.Reset(max(wait, 0))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.events:
+			if !ok {
+				w.events = nil
+				continue
+			}
+			if w.relevant(ev) {
+				schedule()
+			}
+		case err, ok := <-w.errors:
+			if !ok {
+				w.errors = nil
+				continue
+			}
+			// Events may have been lost (an overflow): read everything.
+			log.Warn("watching the directory", "error", err)
+			schedule()
+		case <-debounce.C:
+			pendingSince = time.Time{}
+			w.rewatch()
+			s.scan(ctx, false)
+		case <-tick:
+			w.rewatch()
+			s.scan(ctx, false)
+		}
+	}
+}

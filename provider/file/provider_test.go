@@ -1,0 +1,382 @@
+package file_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+func TestInitialScan(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "backends.yaml", backendYAML("shop", "web", "10.0.0.1", 80)+"---\n# only a comment\n---\n"+backendYAML("shop", "api", "10.0.0.2", 81))
+	write(t, dir, "more.json", `{"kind": "Backend", "metadata": {"name": "db"}, "spec": {"host": "10.0.0.3", "port": 5432}}
+{"kind": "Route", "metadata": {"name": "home", "namespace": "shop"}, "spec": {"backend": "web", "paths": ["/", "/index"]}}`)
+	write(t, dir, "route.yml", "kind: Route\nmetadata: {name: cart, namespace: shop}\nspec: {backend: api}\n")
+	// Not documents: another extension, a hidden file, a subdirectory.
+	write(t, dir, "README.md", "kind: Backend\n")
+	write(t, dir, ".hidden.yaml", "kind: Nonsense\n")
+	if err := os.Mkdir(filepath.Join(dir, "sub.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	f := newFixture(t, dir)
+	if got, want := f.p.Name(), "file:"+dir; got != want {
+		t.Errorf("Name() = %q, want %q", got, want)
+	}
+	select {
+	case <-f.p.Ready():
+		t.Fatal("ready before Run")
+	default:
+	}
+	f.start(t)
+	// Everything is published by the time the provider is ready.
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{
+		nn("shop", "web"): backend("shop", "web", "10.0.0.1", 80),
+		nn("shop", "api"): backend("shop", "api", "10.0.0.2", 81),
+		nn("", "db"):      backend("", "db", "10.0.0.3", 5432),
+	})
+	home := Route{Kind: "Route", Metadata: file.Metadata{Name: "home", Namespace: "shop"}}
+	home.Spec.Backend, home.Spec.Paths = "web", []string{"/", "/index"}
+	cart := Route{Kind: "Route", Metadata: file.Metadata{Name: "cart", Namespace: "shop"}}
+	cart.Spec.Backend = "api"
+	checkContents(t, f.routes, map[types.NamespacedName]Route{nn("shop", "home"): home, nn("shop", "cart"): cart})
+	if errs := f.p.Errors(); len(errs) != 0 {
+		t.Errorf("Errors() = %v, want none", errs)
+	}
+}
+
+func TestInitialScanReplacesLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+	f := newFixture(t, dir)
+	f.backends.Store(nn("", "stale"), backend("", "stale", "h", 2))
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+}
+
+func TestFollowsFiles(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, dir)
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{})
+
+	// A new file.
+	write(t, dir, "a.yaml", backendYAML("", "web", "h1", 1)+"---\n"+backendYAML("", "api", "h2", 2))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{
+		nn("", "web"): backend("", "web", "h1", 1),
+		nn("", "api"): backend("", "api", "h2", 2),
+	})
+
+	// An edit replaces the file's documents in one batch: api changes,
+	// web goes, db comes.
+	rev := f.backends.Revision()
+	write(t, dir, "a.yaml", backendYAML("", "api", "h2", 20)+"---\n"+backendYAML("", "db", "h3", 3))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{
+		nn("", "api"): backend("", "api", "h2", 20),
+		nn("", "db"):  backend("", "db", "h3", 3),
+	})
+	if got := f.backends.Revision(); got != rev+1 {
+		t.Errorf("revision went from %d to %d for one edit, want one batch", rev, got)
+	}
+
+	// Writing in place (not through a rename) is followed too.
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(backendYAML("", "in-place", "h", 4)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() string {
+		if _, ok := f.backends.Load(nn("", "in-place")); !ok {
+			return "b.yaml not read"
+		}
+		return ""
+	})
+
+	// Deleting files deletes their documents.
+	remove(t, dir, "a.yaml")
+	remove(t, dir, "b.yaml")
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{})
+}
+
+func TestBadInputKeepsLastGood(t *testing.T) {
+	const good = "kind: Backend\nmetadata: {name: web}\nspec: {host: h, port: 1}\n"
+	for _, tc := range []struct {
+		name    string
+		content string
+		is      error
+		text    string // in the error, after the file name
+	}{
+		{"invalid YAML", good + "---\nkind: Backend\nmetadata: [\n", file.ErrInvalid, "document 2: invalid document"},
+		{"invalid JSON", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n{\"kind\": ", file.ErrInvalid, "document 2: invalid document"},
+		{"not an object", good + "---\n- a list\n", file.ErrInvalid, "document 2: invalid document"},
+		{"missing kind", good + "---\nmetadata: {name: x}\n", file.ErrMissingKind, "document 2 (name x): missing kind"},
+		{"unknown kind", good + "---\nkind: Gadget\nmetadata: {name: x}\n", file.ErrUnknownKind, "document 2 (kind Gadget, name x): unknown kind"},
+		{"missing name", good + "---\nkind: Backend\nmetadata: {namespace: ns}\n", file.ErrMissingName, "document 2 (kind Backend): missing metadata.name"},
+		{"wrong field type", good + "---\nkind: Backend\nmetadata: {name: x}\nspec: {port: eighty}\n", file.ErrInvalid, "document 2 (kind Backend, name x): invalid document"},
+		{"wrong metadata type", good + "---\nkind: Backend\nmetadata: {name: [x]}\n", file.ErrInvalid, "document 2: invalid document"},
+		{"unknown field", good + "---\nkind: Backend\nmetadata: {name: x}\nspec: {colour: red}\n", file.ErrInvalid, `unknown field "colour"`},
+		{"duplicate field", "kind: Backend\nkind: Route\nmetadata: {name: x}\n", file.ErrInvalid, "document 1: invalid document"},
+		{"duplicate name in file", good + "---\n" + good, file.ErrDuplicate, "document 2 (kind Backend, name web): duplicate name: also document 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", backendYAML("", "old", "h", 1))
+			write(t, dir, "b.yaml", backendYAML("", "other", "h", 2))
+			f := newFixture(t, dir)
+			f.start(t)
+			want := map[types.NamespacedName]Backend{
+				nn("", "old"):   backend("", "old", "h", 1),
+				nn("", "other"): backend("", "other", "h", 2),
+			}
+			checkContents(t, f.backends, want)
+
+			path := filepath.Join(dir, "a.yaml")
+			write(t, dir, "a.yaml", tc.content)
+			var err error
+			waitFor(t, func() string {
+				if err = f.p.Errors()[path]; err == nil {
+					return "no error for " + path
+				}
+				return ""
+			})
+			var derr *file.DocumentError
+			if !errors.As(err, &derr) || derr.File != path || !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("error %q (%T), want a *DocumentError for %s wrapping %v with %q", err, err, path, tc.is, tc.text)
+			}
+			select {
+			case got := <-f.errs:
+				if got.Error() != err.Error() {
+					t.Errorf("error handler got %q, want %q", got, err)
+				}
+			case <-time.After(waitTimeout):
+				t.Errorf("error handler not called")
+			}
+			// The file's last good documents stay, and nothing else changes.
+			checkContents(t, f.backends, want)
+			if errs := f.p.Errors(); len(errs) != 1 {
+				t.Errorf("Errors() = %v, want only %s", errs, path)
+			}
+
+			write(t, dir, "a.yaml", backendYAML("", "new", "h", 3))
+			delete(want, nn("", "old"))
+			want[nn("", "new")] = backend("", "new", "h", 3)
+			waitContents(t, f.backends, want)
+			if errs := f.p.Errors(); len(errs) != 0 {
+				t.Errorf("Errors() = %v after the fix, want none", errs)
+			}
+		})
+	}
+}
+
+func TestDuplicateAcrossFiles(t *testing.T) {
+	for _, order := range [][]string{{"a.yaml", "b.yaml"}, {"b.yaml", "a.yaml"}} {
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			dir := t.TempDir()
+			f := newFixture(t, dir)
+			f.start(t)
+			hosts := map[string]string{"a.yaml": "from-a", "b.yaml": "from-b"}
+			for _, name := range order {
+				write(t, dir, name, backendYAML("ns", "web", hosts[name], 1)+"---\n"+backendYAML("ns", "only-"+name[:1], "h", 2))
+			}
+			// Whatever the order, the file that sorts first provides it.
+			want := map[types.NamespacedName]Backend{
+				nn("ns", "web"):    backend("ns", "web", "from-a", 1),
+				nn("ns", "only-a"): backend("ns", "only-a", "h", 2),
+				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+			}
+			waitContents(t, f.backends, want)
+			a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+			var err error
+			waitFor(t, func() string {
+				if err = f.p.Errors()[b]; err == nil {
+					return "no error for b.yaml"
+				}
+				return ""
+			})
+			if !errors.Is(err, file.ErrDuplicate) || !strings.Contains(err.Error(), "file "+b+": document 1 (kind Backend, name ns/web)") ||
+				!strings.Contains(err.Error(), "already defined in "+a) {
+				t.Errorf("error %q, want a duplicate naming %s and %s", err, a, b)
+			}
+			if _, bad := f.p.Errors()[a]; bad {
+				t.Errorf("error for the winning file: %v", f.p.Errors()[a])
+			}
+
+			// When the winner goes, the other file's document takes over.
+			remove(t, dir, "a.yaml")
+			waitContents(t, f.backends, map[types.NamespacedName]Backend{
+				nn("ns", "web"):    backend("ns", "web", "from-b", 1),
+				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+			})
+			if errs := f.p.Errors(); len(errs) != 0 {
+				t.Errorf("Errors() = %v, want none", errs)
+			}
+		})
+	}
+}
+
+func TestDebounce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 0))
+	f := newFixture(t, dir, file.WithDebounce(500*time.Millisecond), file.WithRescanInterval(0))
+	f.start(t)
+	rev := f.backends.Revision()
+	// A burst of in-place writes, as an editor or a script makes.
+	for i := 1; i <= 20; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(backendYAML("", "web", "h", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 20)})
+	if got := f.backends.Revision(); got != rev+1 {
+		t.Errorf("revision went from %d to %d for a burst of writes, want one update", rev, got)
+	}
+}
+
+func TestRescanCatchesMissedChanges(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, dir, file.WithFSNotify(false), file.WithRescanInterval(20*time.Millisecond))
+	f.start(t)
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 2))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+	remove(t, dir, "a.yaml")
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{})
+}
+
+func TestDirectoryComesAndGoes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "config")
+	f := newFixture(t, dir, file.WithRescanInterval(0)) // events only
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{})
+	if err := f.p.Errors()[dir]; !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error for the missing directory = %v, want one wrapping os.ErrNotExist", err)
+	}
+
+	// The directory appears, then a file in it.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() string {
+		if errs := f.p.Errors(); len(errs) != 0 {
+			return "errors remain after the directory was created"
+		}
+		return ""
+	})
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+	want := map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)}
+	waitContents(t, f.backends, want)
+
+	// The directory goes: its documents stay, with an error.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() string {
+		if f.p.Errors()[dir] == nil {
+			return "no error after the directory was removed"
+		}
+		return ""
+	})
+	checkContents(t, f.backends, want)
+
+	// It comes back with other contents.
+	tmp := dir + ".new"
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, tmp, "b.yaml", backendYAML("", "api", "h", 2))
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "api"): backend("", "api", "h", 2)})
+}
+
+func TestRunWhileRunning(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	f.start(t)
+	if err := f.p.Run(t.Context()); err == nil {
+		t.Error("second Run returned nil, want an error")
+	}
+}
+
+func TestRegisterPanics(t *testing.T) {
+	type uncopyable struct{ Items []string }
+	for _, tc := range []struct {
+		name     string
+		register func(p *file.Provider)
+	}{
+		{"kind twice", func(p *file.Provider) {
+			file.Register(p, "Backend", new(watchable.Map[types.NamespacedName, Backend]))
+		}},
+		{"empty kind", func(p *file.Provider) {
+			file.Register(p, "", new(watchable.Map[types.NamespacedName, Backend]))
+		}},
+		{"nil map", func(p *file.Provider) {
+			file.Register[Backend](p, "Other", nil)
+		}},
+		{"type without DeepCopy", func(p *file.Provider) {
+			file.Register(p, "Other", new(watchable.Map[types.NamespacedName, uncopyable]))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, t.TempDir())
+			defer func() {
+				if recover() == nil {
+					t.Error("Register did not panic")
+				}
+			}()
+			tc.register(f.p)
+		})
+	}
+}
+
+func TestObjectDeepCopy(t *testing.T) {
+	o := file.Object[Route]{Kind: "R", Metadata: file.Metadata{Name: "n", Labels: map[string]string{"a": "b"}}}
+	o.Spec.Spec.Paths = []string{"/"}
+	c := o.DeepCopy()
+	if diff := cmp.Diff(o, c); diff != "" {
+		t.Fatalf("copy differs (-orig +copy):\n%s", diff)
+	}
+	c.Metadata.Labels["a"] = "changed"
+	c.Spec.Spec.Paths[0] = "/changed"
+	if o.Metadata.Labels["a"] != "b" || o.Spec.Spec.Paths[0] != "/" {
+		t.Errorf("changing the copy changed the original: %+v", o)
+	}
+}
+
+// TestConfigMapVolume follows the way Kubernetes updates a ConfigMap volume:
+// the files are symlinks through "..data", itself a symlink to a hidden
+// directory, and an update swaps "..data" atomically.
+func TestConfigMapVolume(t *testing.T) {
+	dir := t.TempDir()
+	version := func(name, content string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, name), "a.yaml", content)
+		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..v1", backendYAML("", "web", "h", 1))
+	if err := os.Symlink(filepath.Join("..data", "a.yaml"), filepath.Join(dir, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, dir, file.WithRescanInterval(0)) // events only
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+
+	version("..v2", backendYAML("", "web", "h", 2))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+}

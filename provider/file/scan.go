@@ -1,0 +1,289 @@
+package file
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchyard-go/switchyard/runner"
+)
+
+// scanner holds what the provider knows about the directory, and turns a
+// reading of it into writes to the maps. It is used by the Run goroutine
+// only.
+type scanner struct {
+	p      *Provider
+	kinds  map[string]sink
+	files  map[string]*fileState // by name in the directory
+	claims map[docKey][]string   // the files defining each document, sorted: claims[k][0] provides it
+	dirErr error
+
+	dupsSeen map[string]bool // messages of the duplicate errors already announced
+	reported string          // the message last given to runner.Report
+}
+
+// fileState is one file: the documents it provides (its last good contents)
+// and the problem with its current contents, if any.
+type fileState struct {
+	sum  [sha256.Size]byte // of the contents last decoded
+	read bool              // sum is set
+	docs map[docKey]document
+	err  error
+}
+
+func newScanner(p *Provider, kinds map[string]sink) *scanner {
+	return &scanner{
+		p:        p,
+		kinds:    kinds,
+		files:    make(map[string]*fileState),
+		claims:   make(map[docKey][]string),
+		dupsSeen: make(map[string]bool),
+	}
+}
+
+// wanted reports whether a directory entry is a document file.
+func wanted(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func (s *scanner) path(name string) string { return filepath.Join(s.p.dir, name) }
+
+// scan reads the directory, publishes what changed (everything when first)
+// and reports the problems.
+func (s *scanner) scan(ctx context.Context, first bool) {
+	var fresh []*DocumentError // problems found now, to announce
+	affected := make(map[docKey]bool)
+	entries, err := os.ReadDir(s.p.dir)
+	if err != nil {
+		// Keep the documents: a directory that is being replaced should not
+		// empty the maps for a moment.
+		derr := &DocumentError{File: s.p.dir, Err: fmt.Errorf("read directory: %w", err)}
+		if s.dirErr == nil || s.dirErr.Error() != derr.Error() {
+			fresh = append(fresh, derr)
+		}
+		s.dirErr = derr
+	} else {
+		s.dirErr = nil
+		present := make(map[string]bool)
+		for _, e := range entries {
+			if name := e.Name(); wanted(name) && s.read(name, affected, &fresh) {
+				present[name] = true
+			}
+		}
+		for name := range s.files {
+			if !present[name] {
+				s.setDocs(name, nil, affected)
+				delete(s.files, name)
+			}
+		}
+	}
+	s.publish(affected, first)
+	s.report(ctx, fresh)
+}
+
+// read reads one file, and reports whether it exists.
+func (s *scanner) read(name string, affected map[docKey]bool, fresh *[]*DocumentError) bool {
+	path := s.path(name)
+	info, err := os.Stat(path) // follows symlinks
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !info.Mode().IsRegular()) {
+		return false // gone since ReadDir, a dangling symlink, or not a file
+	}
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	f := s.files[name]
+	if f == nil {
+		f = &fileState{}
+		s.files[name] = f
+	}
+	if err != nil {
+		derr := &DocumentError{File: path, Err: fmt.Errorf("read: %w", err)}
+		if f.err == nil || f.err.Error() != derr.Error() {
+			*fresh = append(*fresh, derr)
+		}
+		f.err, f.read = derr, false
+		return true
+	}
+	sum := sha256.Sum256(data)
+	if f.read && sum == f.sum {
+		return true // unchanged
+	}
+	f.sum, f.read = sum, true
+	docs, err := decodeFile(path, data, s.kinds)
+	if err != nil {
+		f.err = err
+		*fresh = append(*fresh, err.(*DocumentError))
+		return true
+	}
+	f.err = nil
+	s.setDocs(name, docs, affected)
+	return true
+}
+
+// setDocs makes docs the documents that file name provides.
+func (s *scanner) setDocs(name string, docs map[docKey]document, affected map[docKey]bool) {
+	f := s.files[name]
+	for key := range f.docs {
+		if _, still := docs[key]; !still {
+			c := s.claims[key]
+			if i, found := slices.BinarySearch(c, name); found {
+				c = slices.Delete(c, i, i+1)
+			}
+			if len(c) == 0 {
+				delete(s.claims, key)
+			} else {
+				s.claims[key] = c
+			}
+			affected[key] = true
+		}
+	}
+	for key := range docs {
+		if _, had := f.docs[key]; !had {
+			c := s.claims[key]
+			i, _ := slices.BinarySearch(c, name)
+			s.claims[key] = slices.Insert(c, i, name)
+		}
+		affected[key] = true // the value may have changed; equal values are not written
+	}
+	f.docs = docs
+}
+
+// publish writes the affected documents to their maps, one batch per map,
+// or makes every map exactly what the directory holds when first.
+func (s *scanner) publish(affected map[docKey]bool, first bool) {
+	if first {
+		all := make(map[string]map[types.NamespacedName]any)
+		for key, c := range s.claims {
+			if all[key.kind] == nil {
+				all[key.kind] = make(map[types.NamespacedName]any)
+			}
+			all[key.kind][key.name] = s.files[c[0]].docs[key].value
+		}
+		for kind, sk := range s.kinds {
+			sk.replace(all[kind])
+		}
+		return
+	}
+	ops := make(map[string][]op)
+	for key := range affected {
+		o := op{name: key.name}
+		if c := s.claims[key]; len(c) > 0 {
+			o.value = s.files[c[0]].docs[key].value
+		}
+		ops[key.kind] = append(ops[key.kind], o)
+	}
+	for kind, list := range ops {
+		s.kinds[kind].apply(list)
+	}
+}
+
+// report works out the current problems, announces the new ones, and
+// publishes them in Provider.Errors and with runner.Report.
+func (s *scanner) report(ctx context.Context, fresh []*DocumentError) {
+	dups := make(map[string][]error)
+	dupsSeen := make(map[string]bool)
+	for key, c := range s.claims {
+		for _, loser := range c[1:] {
+			derr := &DocumentError{
+				File: s.path(loser), Index: s.files[loser].docs[key].index, Kind: key.kind, Name: key.name,
+				Err: fmt.Errorf("%w: already defined in %s", ErrDuplicate, s.path(c[0])),
+			}
+			dups[loser] = append(dups[loser], derr)
+			msg := derr.Error()
+			dupsSeen[msg] = true
+			if !s.dupsSeen[msg] {
+				fresh = append(fresh, derr)
+			}
+		}
+	}
+	s.dupsSeen = dupsSeen
+
+	errs := make(map[string]error)
+	if s.dirErr != nil {
+		errs[s.p.dir] = s.dirErr
+	}
+	for name, f := range s.files {
+		var list []error
+		if f.err != nil {
+			list = append(list, f.err)
+		}
+		d := dups[name]
+		slices.SortFunc(d, func(a, b error) int {
+			return cmp.Compare(a.(*DocumentError).Index, b.(*DocumentError).Index)
+		})
+		list = append(list, d...)
+		switch len(list) {
+		case 0:
+		case 1:
+			errs[s.path(name)] = list[0]
+		default:
+			errs[s.path(name)] = errors.Join(list...)
+		}
+	}
+	s.p.mu.Lock()
+	s.p.errs = errs
+	s.p.mu.Unlock()
+
+	slices.SortFunc(fresh, func(a, b *DocumentError) int { return strings.Compare(a.Error(), b.Error()) })
+	for _, derr := range fresh {
+		s.p.cfg.logger.Warn("bad document file", "runner", s.p.Name(), "file", derr.File, "error", derr)
+		if s.p.cfg.onError != nil {
+			s.p.cfg.onError(derr)
+		}
+	}
+
+	summary := summarize(errs)
+	msg := ""
+	if summary != nil {
+		msg = summary.Error()
+	}
+	if msg != s.reported {
+		s.reported = msg
+		runner.Report(ctx, summary)
+	}
+}
+
+// maxReported bounds how many files' problems go into the status report.
+const maxReported = 10
+
+// summarize joins the problems of the first few files in path order, for
+// runner.Report; nil when there are none.
+func summarize(errs map[string]error) error {
+	paths := slices.Sorted(maps.Keys(errs))
+	switch {
+	case len(paths) == 0:
+		return nil
+	case len(paths) == 1:
+		return errs[paths[0]]
+	}
+	var list []error
+	for i, p := range paths {
+		if i == maxReported {
+			list = append(list, fmt.Errorf("and problems in %d more files", len(paths)-maxReported))
+			break
+		}
+		list = append(list, errs[p])
+	}
+	return errors.Join(list...)
+}

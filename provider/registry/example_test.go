@@ -1,0 +1,80 @@
+package registry_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/switchyard-go/switchyard/provider/registry"
+)
+
+// A registry in the program: register an instance in-process and look it up.
+func Example() {
+	reg, err := registry.New(registry.Options{Token: "example-token"})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- reg.Run(ctx) }()
+	<-reg.Ready()
+
+	if _, err := reg.Register(registry.Registration{ServiceID: "api", EnvTag: "prod", Protocol: "http", Address: "10.0.0.1", Port: 8080}); err != nil {
+		panic(err)
+	}
+	snap := reg.Lookup(registry.DiscoveryKey{ServiceID: "api"}) // any envTag, any protocol
+	for _, n := range snap.Nodes {
+		fmt.Println(n.EnvTag, n.Protocol, n.Address, n.Port, n.Usable())
+	}
+
+	cancel()
+	<-done
+	// Output:
+	// prod http 10.0.0.1 8080 true
+}
+
+// Serving the HTTP API: register with the token, look up without one (no
+// discovery token is set).
+func ExampleRegistry_Handler() {
+	reg, err := registry.New(registry.Options{Token: "example-token"})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- reg.Run(ctx) }()
+	<-reg.Ready()
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", reg.Handler())
+	mux.Handle("/ws/", reg.Handler())
+	srv := httptest.NewServer(mux)
+
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/services",
+		strings.NewReader(`{"serviceId":"api","protocol":"grpc","address":"10.0.0.2","port":9090}`))
+	req.Header.Set("Authorization", "Bearer example-token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println("register:", resp.Status)
+
+	resp, err = http.Get(srv.URL + "/v1/discovery?serviceId=api&protocol=grpc")
+	if err != nil {
+		panic(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println("lookup:", resp.Status, strings.Contains(string(body), `"address":"10.0.0.2","port":9090`))
+
+	cancel()
+	<-done
+	srv.Close()
+	// Output:
+	// register: 201 Created
+	// lookup: 200 OK true
+}

@@ -1,0 +1,317 @@
+package registry
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRegisterLookupDeregister(t *testing.T) {
+	f := start(t, Options{})
+	prodHTTP := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1.2.3", Tags: map[string]string{"zone": "a"}})
+	devHTTP := f.register(Registration{ServiceID: "api", EnvTag: "dev", Protocol: "http", Address: "10.0.0.2", Port: 8080})
+	prodGRPC := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "grpc", Address: "10.0.0.1", Port: 9090})
+	other := f.register(Registration{ServiceID: "billing", EnvTag: "prod", Protocol: "http", Address: "billing.internal", Port: 80})
+
+	n := func(id, env, proto, addr string, port int) nodeSummary {
+		return nodeSummary{id, env, proto, addr, port, true}
+	}
+	tests := []struct {
+		query string
+		want  []nodeSummary
+	}{
+		{"serviceId=api&envTag=prod&protocol=http", []nodeSummary{n(prodHTTP, "prod", "http", "10.0.0.1", 8080)}},
+		{"serviceId=api&envTag=prod", []nodeSummary{n(prodGRPC, "prod", "grpc", "10.0.0.1", 9090), n(prodHTTP, "prod", "http", "10.0.0.1", 8080)}},
+		{"serviceId=api&protocol=http", []nodeSummary{n(devHTTP, "dev", "http", "10.0.0.2", 8080), n(prodHTTP, "prod", "http", "10.0.0.1", 8080)}},
+		{"serviceId=api", []nodeSummary{n(devHTTP, "dev", "http", "10.0.0.2", 8080), n(prodGRPC, "prod", "grpc", "10.0.0.1", 9090), n(prodHTTP, "prod", "http", "10.0.0.1", 8080)}},
+		{"serviceId=billing&envTag=", []nodeSummary{n(other, "prod", "http", "billing.internal", 80)}},
+		{"serviceId=api&envTag=staging", []nodeSummary{}},
+		{"serviceId=nothing", []nodeSummary{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			s := f.lookup(tt.query)
+			if diff := cmp.Diff(tt.want, summarize(s)); diff != "" {
+				t.Errorf("nodes (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Omitted fields are empty in the merged answer; empty nodes are [].
+	status, body := f.do("GET", "/v1/discovery?serviceId=nothing", "", "", "")
+	if want := `{"serviceId":"nothing","envTag":"","protocol":"","nodes":[]}` + "\n"; status != 200 || body != want {
+		t.Errorf("empty lookup: %d %s, want 200 %s", status, body, want)
+	}
+	s := f.lookup("serviceId=api&envTag=prod&protocol=http")
+	if got := s.Nodes[0]; got.Version != "1.2.3" || got.Tags["zone"] != "a" || got.ConnectedAt.IsZero() || !got.LastSeenAt.IsZero() {
+		t.Errorf("node = %+v: want version, tags, connectedAt and no lastSeenAt", got)
+	}
+	if inst, _ := f.r.Instances().Load(prodHTTP); inst.LastSeenAt.IsZero() {
+		t.Error("Instances: lastSeenAt is zero")
+	}
+
+	// Deregistering removes at once.
+	if status, body := f.do("DELETE", "/v1/services/"+prodHTTP, testToken, "", ""); status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", status, body)
+	}
+	if got := summarize(f.lookup("serviceId=api&envTag=prod&protocol=http")); len(got) != 0 {
+		t.Errorf("after DELETE: nodes %v", got)
+	}
+	if status, _ := f.do("DELETE", "/v1/services/"+prodHTTP, testToken, "", ""); status != http.StatusNotFound {
+		t.Errorf("second DELETE: %d, want 404", status)
+	}
+	f.waitSnapshots("the deregistered instance leaves Snapshots", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
+		_, ok := m[DiscoveryKey{"api", "prod", "http"}]
+		return !ok && len(m) == 3
+	})
+}
+
+func TestReRegisterTakesOver(t *testing.T) {
+	f := start(t, Options{})
+	reg := Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1"}
+	id := f.register(reg)
+	reg.Version = "2"
+	if again := f.register(reg); again != id {
+		t.Errorf("re-registering the same endpoint gave id %s, want %s", again, id)
+	}
+	if got := f.lookup("serviceId=api").Nodes; len(got) != 1 || got[0].Version != "2" {
+		t.Errorf("nodes = %+v, want one at version 2", got)
+	}
+}
+
+func TestHeartbeatAndLeaseExpiry(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	f := start(t, Options{Lease: lease})
+	id := f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080})
+
+	status, body := f.do("POST", "/v1/services", testToken, "application/json", `{"serviceId":"x","protocol":"http","address":"h","port":1}`)
+	var resp RegisterResponse
+	if err := json.Unmarshal([]byte(body), &resp); status != 201 || err != nil || resp.LeaseSeconds != lease.Seconds() {
+		t.Errorf("register answer: %d %s, want leaseSeconds %v", status, body, lease.Seconds())
+	}
+
+	before, _ := f.r.Instances().Load(id)
+	time.Sleep(time.Millisecond) // let the clock move so lastSeenAt can
+	if status, body := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
+		t.Fatalf("heartbeat: %d %s", status, body)
+	}
+	after, _ := f.r.Instances().Load(id)
+	if !after.LastSeenAt.After(before.LastSeenAt) {
+		t.Errorf("heartbeat did not move lastSeenAt: %v then %v", before.LastSeenAt, after.LastSeenAt)
+	}
+	if status, _ := f.do("PUT", "/v1/services/0123456789abcdef0123456789abcdef/heartbeat", testToken, "", ""); status != http.StatusNotFound {
+		t.Errorf("heartbeat of unknown id: %d, want 404", status)
+	}
+
+	// Missing heartbeats: disconnected after one lease, then a heartbeat
+	// revives it.
+	f.waitInstance(id, "disconnected", func(i *Instance) bool { return i != nil && !i.Connected })
+	if got := f.lookup("serviceId=api").Nodes; len(got) != 1 || got[0].Connected || got[0].Usable() {
+		t.Errorf("expired lease: nodes %+v, want one disconnected", got)
+	}
+	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
+		t.Fatalf("heartbeat after expiry: %d", status)
+	}
+	if inst, _ := f.r.Instances().Load(id); !inst.Connected {
+		t.Error("heartbeat did not reconnect the instance")
+	}
+
+	// Three leases without heartbeat: removed.
+	f.waitInstance(id, "disconnected again", func(i *Instance) bool { return i != nil && !i.Connected })
+	f.waitInstance(id, "removed", func(i *Instance) bool { return i == nil })
+	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNotFound {
+		t.Errorf("heartbeat after removal: %d, want 404", status)
+	}
+}
+
+func TestBadHTTPInput(t *testing.T) {
+	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{MaxTags: 2, MaxStringLength: 20, MaxInstancesPerService: 1}})
+	id := f.register(Registration{ServiceID: "full", Protocol: "http", Address: "10.0.0.1", Port: 1})
+	const json = "application/json"
+	valid := func(mut string) string {
+		return strings.Replace(`{"serviceId":"api","protocol":"http","address":"10.0.0.1","port":8080,MUT}`, ",MUT", mut, 1)
+	}
+	tests := []struct {
+		name                      string
+		method, path, token, ct   string
+		body                      string
+		wantStatus                int
+		wantField, wantErrContain string
+	}{
+		{"no token", "POST", "/v1/services", "", json, valid(""), 401, "", "token"},
+		{"wrong token", "POST", "/v1/services", "nope", json, valid(""), 401, "", "token"},
+		{"discovery token cannot register", "POST", "/v1/services", testDiscToken, json, valid(""), 401, "", "token"},
+		{"no content type", "POST", "/v1/services", testToken, "", valid(""), 415, "", "application/json"},
+		{"wrong content type", "POST", "/v1/services", testToken, "text/plain", valid(""), 415, "", "application/json"},
+		{"too big", "POST", "/v1/services", testToken, json, valid(`,"version":"` + strings.Repeat("x", 70<<10) + `"`), 413, "", "larger than"},
+		{"empty body", "POST", "/v1/services", testToken, json, "", 400, "", "invalid JSON"},
+		{"not JSON", "POST", "/v1/services", testToken, json, "{serviceId", 400, "", "invalid JSON"},
+		{"truncated", "POST", "/v1/services", testToken, json, `{"serviceId":"a"`, 400, "", "invalid JSON"},
+		{"trailing data", "POST", "/v1/services", testToken, json, valid("") + "{}", 400, "", "after the object"},
+		{"array", "POST", "/v1/services", testToken, json, "[]", 400, "", "JSON object"},
+		{"unknown field", "POST", "/v1/services", testToken, json, valid(`,"weight":3`), 400, "weight", "unknown field"},
+		{"token in body", "POST", "/v1/services", testToken, json, valid(`,"token":"x"`), 400, "token", "unknown field"},
+		{"missing serviceId", "POST", "/v1/services", testToken, json, `{"protocol":"http","address":"h","port":1}`, 400, "serviceId", "required"},
+		{"missing protocol", "POST", "/v1/services", testToken, json, `{"serviceId":"a","address":"h","port":1}`, 400, "protocol", "required"},
+		{"missing address", "POST", "/v1/services", testToken, json, `{"serviceId":"a","protocol":"http","port":1}`, 400, "address", "required"},
+		{"missing port", "POST", "/v1/services", testToken, json, `{"serviceId":"a","protocol":"http","address":"h"}`, 400, "port", "required"},
+		{"port zero", "POST", "/v1/services", testToken, json, valid(`,"port":0`), 400, "port", "between"},
+		{"port too big", "POST", "/v1/services", testToken, json, valid(`,"port":65536`), 400, "port", "between"},
+		{"port string", "POST", "/v1/services", testToken, json, valid(`,"port":"80"`), 400, "port", "integer"},
+		{"port fraction", "POST", "/v1/services", testToken, json, valid(`,"port":80.5`), 400, "port", "integer"},
+		{"bad protocol", "POST", "/v1/services", testToken, json, valid(`,"protocol":"ftp"`), 400, "protocol", "one of"},
+		{"address with scheme", "POST", "/v1/services", testToken, json, valid(`,"address":"http://x"`), 400, "address", "host name"},
+		{"address with port", "POST", "/v1/services", testToken, json, valid(`,"address":"h:80"`), 400, "address", "host name"},
+		{"serviceId with space", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"a b"`), 400, "serviceId", "spaces"},
+		{"serviceId too long", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"` + strings.Repeat("a", 21) + `"`), 400, "serviceId", "longer"},
+		{"control character", "POST", "/v1/services", testToken, json, valid(`,"version":"a\u0000"`), 400, "version", "control"},
+		{"too many tags", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a":"1","b":"2","c":"3"}`), 400, "tags", "at most 2"},
+		{"tag not a string", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a":1}`), 400, "tags", "string"},
+		{"empty tag key", "POST", "/v1/services", testToken, json, valid(`,"tags":{"":"1"}`), 400, "tags", "empty"},
+		{"too many instances", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"full","port":2`), 409, "serviceId", "maximum"},
+		{"heartbeat no token", "PUT", "/v1/services/" + id + "/heartbeat", "", "", "", 401, "", "token"},
+		{"heartbeat unknown", "PUT", "/v1/services/nope/heartbeat", testToken, "", "", 404, "runtimeInstanceId", "unknown"},
+		{"delete no token", "DELETE", "/v1/services/" + id, "", "", "", 401, "", "token"},
+		{"delete unknown", "DELETE", "/v1/services/nope", testToken, "", "", 404, "runtimeInstanceId", "unknown"},
+		{"lookup no token", "GET", "/v1/discovery?serviceId=a", "", "", "", 401, "", "token"},
+		{"lookup wrong token", "GET", "/v1/discovery?serviceId=a", "nope", "", "", 401, "", "token"},
+		{"lookup no serviceId", "GET", "/v1/discovery?envTag=a", testDiscToken, "", "", 400, "serviceId", "required"},
+		{"lookup bad protocol", "GET", "/v1/discovery?serviceId=a&protocol=ftp", testDiscToken, "", "", 400, "protocol", "one of"},
+		{"lookup unknown parameter", "GET", "/v1/discovery?serviceId=a&zone=b", testDiscToken, "", "", 400, "zone", "unknown"},
+		{"lookup repeated parameter", "GET", "/v1/discovery?serviceId=a&serviceId=b", testDiscToken, "", "", 400, "serviceId", "once"},
+		{"watch no token", "GET", "/v1/discovery/watch?serviceId=a", "", "", "", 401, "", "token"},
+		{"watch no serviceId", "GET", "/v1/discovery/watch", testDiscToken, "", "", 400, "serviceId", "required"},
+	}
+	rev := f.r.Instances().Revision()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := f.do(tt.method, tt.path, tt.token, tt.ct, tt.body)
+			if status != tt.wantStatus {
+				t.Fatalf("status %d, want %d; body %s", status, tt.wantStatus, body)
+			}
+			var got FieldError
+			if err := jsonUnmarshal(body, &got); err != nil {
+				t.Fatalf("body %q: %v", body, err)
+			}
+			if got.Field != tt.wantField || !strings.Contains(got.Message, tt.wantErrContain) {
+				t.Errorf("error %+v, want field %q and a message containing %q", got, tt.wantField, tt.wantErrContain)
+			}
+		})
+	}
+	if got := f.r.Instances().Revision(); got != rev {
+		t.Errorf("bad input changed the instances: revision %d, want %d", got, rev)
+	}
+	// Both tokens may look up.
+	for _, tok := range []string{testDiscToken, testToken} {
+		if status, _ := f.do("GET", "/v1/discovery?serviceId=a", tok, "", ""); status != 200 {
+			t.Errorf("lookup with a valid token: %d", status)
+		}
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func TestNotRunning(t *testing.T) {
+	r, err := New(Options{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(Registration{ServiceID: "a", Protocol: "http", Address: "h", Port: 1}); err != ErrNotRunning {
+		t.Errorf("Register before Run: %v, want ErrNotRunning", err)
+	}
+	h := r.Handler()
+	for _, path := range []string{"/v1/discovery?serviceId=a", "/ws/discovery"} {
+		rec := newRecorder()
+		h.ServeHTTP(rec, mustRequest(t, "GET", path))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("GET %s before Run: %d, want 503", path, rec.Code)
+		}
+	}
+	if _, err := New(Options{}); err != ErrNoToken {
+		t.Errorf("New without a token: %v, want ErrNoToken", err)
+	}
+}
+
+func TestSSEWatch(t *testing.T) {
+	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{KeepAlive: 20 * time.Millisecond}})
+	w := f.watchSSE("serviceId=api&protocol=http", testDiscToken)
+	if got := w.next(); got == nil || len(got.Nodes) != 0 || got.ServiceID != "api" || got.Protocol != "http" {
+		t.Fatalf("first event %+v, want the empty snapshot", got)
+	}
+	id := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "http", Address: "10.0.0.1", Port: 8080})
+	f.register(Registration{ServiceID: "api", Protocol: "grpc", Address: "10.0.0.1", Port: 9090}) // not watched
+	f.register(Registration{ServiceID: "other", Protocol: "http", Address: "10.0.0.1", Port: 80}) // not watched
+	if got := w.next(); got == nil || cmp.Diff([]nodeSummary{{id, "prod", "http", "10.0.0.1", 8080, true}}, summarize(got)) != "" {
+		t.Fatalf("event after register: %+v", got)
+	}
+	// Heartbeats change nothing watchers see; a deregistration does, and is
+	// the next event (keepalive comments in between are skipped).
+	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != 204 {
+		t.Fatal("heartbeat failed")
+	}
+	f.do("DELETE", "/v1/services/"+id, testToken, "", "")
+	if got := w.next(); got == nil || len(got.Nodes) != 0 {
+		t.Fatalf("event after deregister: %+v, want no nodes", got)
+	}
+}
+
+// TestWatchCoalesces blocks a watcher's send and makes many changes: when
+// it resumes, it gets the newest snapshot, not a backlog.
+func TestWatchCoalesces(t *testing.T) {
+	f := start(t, Options{})
+	sent := make(chan *DiscoverySnapshot)
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	ctx, cancel := contextWithCancel()
+	go func() {
+		done <- f.r.watch(ctx, DiscoveryKey{ServiceID: "api"}, 0, func(data []byte) error {
+			var s DiscoverySnapshot
+			if err := json.Unmarshal(data, &s); err != nil {
+				return err
+			}
+			sent <- &s
+			<-release
+			return nil
+		}, nil)
+	}()
+	if got := <-sent; len(got.Nodes) != 0 {
+		t.Fatalf("first snapshot: %d nodes", len(got.Nodes))
+	}
+	// The watcher is stuck in send; make 50 changes.
+	for i := range 50 {
+		f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 1000 + i})
+	}
+	f.waitSnapshots("50 nodes", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
+		s := m[DiscoveryKey{"api", "", "http"}]
+		return s != nil && len(s.Nodes) == 50
+	})
+	release <- struct{}{}
+	if got := <-sent; len(got.Nodes) != 50 {
+		t.Errorf("after the stall: %d nodes, want the newest snapshot with 50", len(got.Nodes))
+	}
+	cancel()
+	close(release)
+	if err := <-done; err == nil {
+		t.Error("watch returned nil after cancel, want the context error")
+	}
+}
+
+func TestHTTPMethodsAndRoutes(t *testing.T) {
+	f := start(t, Options{})
+	for _, tt := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/v1/services", http.StatusMethodNotAllowed},
+		{"POST", "/v1/discovery", http.StatusMethodNotAllowed},
+		{"GET", "/v1/nothing", http.StatusNotFound},
+	} {
+		if status, _ := f.do(tt.method, tt.path, testToken, "", ""); status != tt.want {
+			t.Errorf("%s %s: %d, want %d", tt.method, tt.path, status, tt.want)
+		}
+	}
+}

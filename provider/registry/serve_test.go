@@ -1,0 +1,50 @@
+package registry
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServeStandalone(t *testing.T) {
+	r, err := New(Options{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, r) }()
+	select {
+	case <-r.Ready():
+	case <-time.After(waitFor):
+		t.Fatal("not ready")
+	}
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/services",
+		strings.NewReader(`{"serviceId":"a","protocol":"http","address":"h","port":1}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("register: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if err := ListenAndServe(context.Background(), "127.0.0.1:-1", r); err == nil {
+		t.Error("ListenAndServe on a bad address succeeded")
+	}
+}

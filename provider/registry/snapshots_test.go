@@ -1,0 +1,64 @@
+package registry
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSnapshotsFollowInstances drives random registrations, heartbeats,
+// disconnections and deregistrations and checks that the incrementally
+// derived Snapshots always settle on groupSnapshots of the Instances.
+func TestSnapshotsFollowInstances(t *testing.T) {
+	f := start(t, Options{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ids []string
+	for round := range 20 {
+		for range 25 {
+			switch op := rng.IntN(10); {
+			case op < 4 || len(ids) == 0:
+				reg := Registration{
+					ServiceID: fmt.Sprintf("svc-%d", rng.IntN(3)), EnvTag: []string{"", "prod", "dev"}[rng.IntN(3)],
+					Protocol: []string{"http", "grpc"}[rng.IntN(2)], Address: "10.0.0.1", Port: 1 + rng.IntN(20),
+					Version: fmt.Sprint(rng.IntN(3)),
+				}
+				id, err := f.r.Register(reg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			case op < 7:
+				_ = f.r.Heartbeat(ids[rng.IntN(len(ids))])
+			case op < 8:
+				// What a closed socket does.
+				id := ids[rng.IntN(len(ids))]
+				f.r.mu.Lock()
+				if l, ok := f.r.leases[id]; ok {
+					l.owner = &session{}
+					f.r.mu.Unlock()
+					f.r.disconnect(id, l.owner)
+				} else {
+					f.r.mu.Unlock()
+				}
+			default:
+				_ = f.r.Deregister(ids[rng.IntN(len(ids))])
+			}
+		}
+		want := groupSnapshots(f.r.Instances().State())
+		f.waitSnapshots(fmt.Sprintf("round %d: snapshots match the instances", round), func(got map[DiscoveryKey]*DiscoverySnapshot) bool {
+			return cmp.Equal(want, got)
+		})
+		// Lookup agrees with the snapshots for exact keys (an empty envTag
+		// in a lookup matches every envTag).
+		for k, s := range want {
+			if k.EnvTag == "" {
+				continue
+			}
+			if diff := cmp.Diff(s, f.r.Lookup(k)); diff != "" {
+				t.Fatalf("Lookup(%v) (-snapshot +lookup):\n%s", k, diff)
+			}
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Registration is what an instance announces about itself: the body of
+// POST /v1/services and the params of service/register.
+type Registration struct {
+	ServiceID string            `json:"serviceId"`
+	EnvTag    string            `json:"envTag,omitempty"`
+	Protocol  string            `json:"protocol"`
+	Address   string            `json:"address"`
+	Port      int               `json:"port"`
+	Version   string            `json:"version,omitempty"`
+	Tags      map[string]string `json:"tags,omitempty"`
+}
+
+// FieldError reports bad input: which field (empty for the request as a
+// whole) and what is wrong with it. Over HTTP it is the 400 response body;
+// over JSON-RPC it is the data of an invalid params error.
+type FieldError struct {
+	Message string `json:"error"`
+	Field   string `json:"field,omitempty"`
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// protocols are the accepted values of Registration.Protocol.
+var protocols = map[string]bool{"http": true, "https": true, "grpc": true, "ws": true, "wss": true}
+
+// validate checks reg against the limits. It returns nil or a *FieldError.
+func (l Limits) validate(reg *Registration) *FieldError {
+	if err := l.checkName("serviceId", reg.ServiceID, true); err != nil {
+		return err
+	}
+	if err := l.checkName("envTag", reg.EnvTag, false); err != nil {
+		return err
+	}
+	if reg.Protocol == "" {
+		return fieldErr("protocol", "protocol is required")
+	}
+	if !protocols[reg.Protocol] {
+		return fieldErr("protocol", "protocol must be one of http, https, grpc, ws, wss")
+	}
+	if err := checkAddress(reg.Address, l.MaxStringLength); err != nil {
+		return err
+	}
+	if reg.Port < 1 || reg.Port > 65535 {
+		return fieldErr("port", "port must be between 1 and 65535")
+	}
+	if err := l.checkText("version", reg.Version); err != nil {
+		return err
+	}
+	if len(reg.Tags) > l.MaxTags {
+		return fieldErr("tags", "at most %d tags are allowed", l.MaxTags)
+	}
+	for k, v := range reg.Tags {
+		if k == "" {
+			return fieldErr("tags", "tag keys must not be empty")
+		}
+		if err := l.checkText("tags", k); err != nil {
+			return err
+		}
+		if err := l.checkText("tags", v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkName accepts an identifier: printable, without spaces.
+func (l Limits) checkName(field, s string, required bool) *FieldError {
+	if s == "" {
+		if required {
+			return fieldErr(field, "%s is required", field)
+		}
+		return nil
+	}
+	if err := l.checkText(field, s); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(s, unicode.IsSpace) {
+		return fieldErr(field, "%s must not contain spaces", field)
+	}
+	return nil
+}
+
+// checkText accepts valid UTF-8 without control characters, up to the length
+// limit.
+func (l Limits) checkText(field, s string) *FieldError {
+	if len(s) > l.MaxStringLength {
+		return fieldErr(field, "%s is longer than %d bytes", field, l.MaxStringLength)
+	}
+	if !utf8.ValidString(s) {
+		return fieldErr(field, "%s is not valid UTF-8", field)
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return fieldErr(field, "%s must not contain control characters", field)
+	}
+	return nil
+}
+
+// checkAddress accepts an IP address (IPv6 without brackets) or a DNS name,
+// without scheme or port.
+func checkAddress(s string, maxLen int) *FieldError {
+	if s == "" {
+		return fieldErr("address", "address is required")
+	}
+	if len(s) > min(maxLen, 253) {
+		return fieldErr("address", "address is longer than %d bytes", min(maxLen, 253))
+	}
+	if net.ParseIP(s) != nil {
+		return nil
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return fieldErr("address", "address must be an IP address or a host name without scheme or port")
+		}
+		for _, c := range []byte(label) {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return fieldErr("address", "address must be an IP address or a host name without scheme or port")
+			}
+		}
+	}
+	return nil
+}
+
+// registrationWire is Registration as decoded, with Port a pointer so that a
+// missing port is told apart from a zero one.
+type registrationWire struct {
+	ServiceID string            `json:"serviceId"`
+	EnvTag    string            `json:"envTag"`
+	Protocol  string            `json:"protocol"`
+	Address   string            `json:"address"`
+	Port      *int              `json:"port"`
+	Version   string            `json:"version"`
+	Tags      map[string]string `json:"tags"`
+}
+
+func (w *registrationWire) registration() (Registration, *FieldError) {
+	if w.Port == nil {
+		if w.ServiceID == "" {
+			return Registration{}, fieldErr("serviceId", "serviceId is required")
+		}
+		return Registration{}, fieldErr("port", "port is required")
+	}
+	return Registration{
+		ServiceID: w.ServiceID, EnvTag: w.EnvTag, Protocol: w.Protocol, Address: w.Address,
+		Port: *w.Port, Version: w.Version, Tags: w.Tags,
+	}, nil
+}
+
+// decodeRegistration decodes and validates the body of POST /v1/services.
+func (l Limits) decodeRegistration(data []byte) (Registration, *FieldError) {
+	var w registrationWire
+	if err := decodeStrict(data, &w); err != nil {
+		return Registration{}, err
+	}
+	reg, err := w.registration()
+	if err != nil {
+		return Registration{}, err
+	}
+	if err := l.validate(&reg); err != nil {
+		return Registration{}, err
+	}
+	return reg, nil
+}
+
+// decodeStrict decodes exactly one JSON object from data into v, rejecting
+// unknown fields and trailing data, and explains what is wrong in a
+// FieldError.
+func decodeStrict(data []byte, v any) *FieldError {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fieldErr("", "invalid JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+func jsonError(err error) *FieldError {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return fieldErr("", "invalid JSON: empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fieldErr("", "invalid JSON: unexpected end")
+	case errors.As(err, &syntax):
+		return fieldErr("", "invalid JSON at offset %d: %s", syntax.Offset, syntax.Error())
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fieldErr("", "expected a JSON object")
+		}
+		return fieldErr(typ.Field, "%s must be %s, not a JSON %s", typ.Field, describeType(typ.Type.Kind().String()), typ.Value)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field := strings.Trim(name, `"`)
+		return fieldErr(field, "unknown field %q", field)
+	}
+	return fieldErr("", "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func describeType(kind string) string {
+	switch kind {
+	case "int", "int64", "uint64":
+		return "an integer"
+	case "string":
+		return "a string"
+	case "map":
+		return "an object of strings"
+	case "struct":
+		return "an object"
+	}
+	return "a " + kind
+}

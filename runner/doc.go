@@ -1,0 +1,17 @@
+// Package runner runs the components of a program together, as one unit with
+// one lifetime.
+//
+// A component is a Runner: a name and a Run method that blocks until its
+// context is done. Run (or a Group, to watch it while it runs) starts every
+// runner in its own goroutine and returns when they have all returned. The
+// first runner to fail, or to panic, stops the others by cancelling their
+// context, and its error, carrying the runner's name, is what Run returns.
+// A runner that ignores cancellation cannot hang the program: after a grace
+// period Run gives up on it and names it in the error.
+//
+// While the group runs, the Status of every runner (starting, running, ready,
+// stopped or failed, with the problems it reported through Report) is
+// published in a watchable.Map keyed by runner name, so a health check or an
+// admin page subscribes to it like to any other map. Group.Ready tells when
+// every runner has finished its initial work (see Readier).
+package runner

@@ -1,0 +1,583 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// patience bounds every wait on a condition: generous, because CI runs the
+// tests with -race on a loaded 2-core machine. Nothing waits this long
+// unless a test is about to fail.
+const patience = 30 * time.Second
+
+var errBoom = errors.New("boom")
+
+// waitStatus blocks until cond holds for the statuses in m, and fails the
+// test after patience.
+func waitStatus(t *testing.T, m *watchable.Map[string, runner.Status], what string, cond func(map[string]runner.Status) bool) map[string]runner.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	var last map[string]runner.Status
+	for snap := range m.Subscribe(ctx) {
+		last = snap.State.Map()
+		if cond(last) {
+			return last
+		}
+	}
+	t.Fatalf("timed out waiting for %s; statuses: %v", what, states(last))
+	return nil
+}
+
+// waitState blocks until the runner name is in state s.
+func waitState(t *testing.T, m *watchable.Map[string, runner.Status], name string, s runner.State) runner.Status {
+	t.Helper()
+	return waitStatus(t, m, fmt.Sprintf("%s to be %s", name, s), func(st map[string]runner.Status) bool {
+		return st[name].State == s
+	})[name]
+}
+
+// states keeps only the State of each status, for comparisons.
+func states(st map[string]runner.Status) map[string]runner.State {
+	out := make(map[string]runner.State, len(st))
+	for k, v := range st {
+		out[k] = v.State
+	}
+	return out
+}
+
+// waitClosed fails the test if ch is not closed within patience.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(patience):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// start runs the group in a goroutine and returns a channel with Run's
+// error.
+func start(ctx context.Context, g *runner.Group, runners ...runner.Runner) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- g.Run(ctx, runners...) }()
+	return errc
+}
+
+func wait(t *testing.T, errc <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(patience):
+		t.Fatal("timed out waiting for Run to return")
+		return nil
+	}
+}
+
+// untilDone is a runner body that returns ret(ctx) once ctx is done.
+func untilDone(ret func(ctx context.Context) error) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		<-ctx.Done()
+		return ret(ctx)
+	}
+}
+
+func returnNil(context.Context) error        { return nil }
+func returnCtxErr(ctx context.Context) error { return ctx.Err() }
+
+func TestRunOutcomes(t *testing.T) {
+	tests := []struct {
+		name    string
+		runners []runner.Runner
+		// cancel cancels the parent context once every runner is ready.
+		cancel     bool
+		wantErr    error  // errors.Is target; nil: Run must return nil
+		wantInErr  string // text the error must contain
+		wantStates map[string]runner.State
+	}{
+		{
+			name: "all return nil when ctx is done",
+			runners: []runner.Runner{
+				runner.Func("a", untilDone(returnNil)),
+				runner.Func("b", untilDone(returnNil)),
+			},
+			cancel:     true,
+			wantStates: map[string]runner.State{"a": runner.StateStopped, "b": runner.StateStopped},
+		},
+		{
+			name: "context errors after cancellation are clean stops",
+			runners: []runner.Runner{
+				runner.Func("a", untilDone(returnCtxErr)),
+				runner.Func("b", untilDone(func(ctx context.Context) error {
+					return fmt.Errorf("serving: %w", ctx.Err())
+				})),
+			},
+			cancel:     true,
+			wantStates: map[string]runner.State{"a": runner.StateStopped, "b": runner.StateStopped},
+		},
+		{
+			name: "first error cancels the others and names its runner",
+			runners: []runner.Runner{
+				runner.Func("a", untilDone(returnNil)),
+				runner.Func("bad", func(context.Context) error { return errBoom }),
+				runner.Func("c", untilDone(returnCtxErr)),
+			},
+			wantErr:    errBoom,
+			wantInErr:  `runner "bad": boom`,
+			wantStates: map[string]runner.State{"a": runner.StateStopped, "bad": runner.StateFailed, "c": runner.StateStopped},
+		},
+		{
+			name: "an error returned after cancellation is still a failure",
+			runners: []runner.Runner{
+				runner.Func("a", untilDone(func(context.Context) error { return errBoom })),
+			},
+			cancel:     true,
+			wantErr:    errBoom,
+			wantInErr:  `runner "a": boom`,
+			wantStates: map[string]runner.State{"a": runner.StateFailed},
+		},
+		{
+			name: "panic is recovered and cancels the others",
+			runners: []runner.Runner{
+				runner.Func("a", untilDone(returnNil)),
+				runner.Func("crasher", func(context.Context) error { panic("out of cheese") }),
+			},
+			wantErr:    nil, // checked below as a *PanicError
+			wantInErr:  `runner "crasher" panicked: out of cheese`,
+			wantStates: map[string]runner.State{"a": runner.StateStopped, "crasher": runner.StateFailed},
+		},
+		{
+			name: "panic with an error value unwraps to it",
+			runners: []runner.Runner{
+				runner.Func("crasher", func(context.Context) error { panic(errBoom) }),
+			},
+			wantErr:    errBoom,
+			wantInErr:  `runner "crasher" panicked: boom`,
+			wantStates: map[string]runner.State{"crasher": runner.StateFailed},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			g := runner.NewGroup(runner.Options{})
+			errc := start(ctx, g, tt.runners...)
+			if tt.cancel {
+				waitClosed(t, g.Ready(), "the group to be ready")
+				cancel()
+			}
+			err := wait(t, errc)
+
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("Run() = %v, want an error wrapping %v", err, tt.wantErr)
+			}
+			if tt.wantInErr == "" && err != nil {
+				t.Errorf("Run() = %v, want nil", err)
+			}
+			if tt.wantInErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantInErr)) {
+				t.Errorf("Run() = %v, want an error containing %q", err, tt.wantInErr)
+			}
+			if strings.Contains(tt.wantInErr, "panicked") {
+				var perr *runner.PanicError
+				if !errors.As(err, &perr) {
+					t.Fatalf("Run() = %v, want a *PanicError", err)
+				}
+				if perr.Runner != "crasher" {
+					t.Errorf("PanicError.Runner = %q, want %q", perr.Runner, "crasher")
+				}
+				// The stack is the panicking goroutine's: it shows the
+				// function that panicked.
+				if !strings.Contains(string(perr.Stack), "TestRunOutcomes") {
+					t.Errorf("PanicError.Stack does not show the panicking function:\n%s", perr.Stack)
+				}
+			}
+			// Run has returned, so the final statuses are published.
+			got := g.Status().LoadAll()
+			if diff := cmp.Diff(tt.wantStates, states(got)); diff != "" {
+				t.Errorf("final states (-want +got):\n%s", diff)
+			}
+			for name, st := range got {
+				if (st.State == runner.StateFailed) != (st.Err != "") {
+					t.Errorf("status of %s = %+v: Err must be set exactly when failed", name, st)
+				}
+			}
+		})
+	}
+}
+
+// stuckRunner ignores cancellation until released.
+type stuckRunner struct {
+	name     string
+	started  chan struct{}
+	release  chan struct{}
+	returned chan struct{}
+}
+
+func newStuck(name string) *stuckRunner {
+	return &stuckRunner{name: name, started: make(chan struct{}), release: make(chan struct{}), returned: make(chan struct{})}
+}
+
+func (s *stuckRunner) Name() string { return s.name }
+
+func (s *stuckRunner) Run(context.Context) error {
+	defer close(s.returned)
+	close(s.started)
+	<-s.release
+	return nil
+}
+
+// unstick releases the runner and waits for its goroutine to finish, so
+// that goleak sees none left behind.
+func (s *stuckRunner) unstick(t *testing.T) {
+	t.Helper()
+	close(s.release)
+	waitClosed(t, s.returned, s.name+" to return")
+}
+
+func TestRunGraceNamesStuckRunners(t *testing.T) {
+	tests := []struct {
+		name string
+		// fail makes a runner fail, which cancels the group; otherwise the
+		// parent context is cancelled.
+		fail    bool
+		wantErr []error
+	}{
+		{name: "after a failure", fail: true, wantErr: []error{runner.ErrStuck, errBoom}},
+		{name: "after the parent context is done", wantErr: []error{runner.ErrStuck}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			stuck := newStuck("stuck")
+			defer stuck.unstick(t)
+			failNow := make(chan struct{})
+			runners := []runner.Runner{
+				stuck,
+				runner.Func("polite", untilDone(returnNil)),
+				runner.Func("failing", func(ctx context.Context) error {
+					select {
+					case <-failNow:
+						return errBoom
+					case <-ctx.Done():
+						return nil
+					}
+				}),
+			}
+			g := runner.NewGroup(runner.Options{Grace: 250 * time.Millisecond})
+			errc := start(ctx, g, runners...)
+			<-stuck.started
+			if tt.fail {
+				close(failNow)
+			} else {
+				cancel()
+			}
+			err := wait(t, errc)
+
+			for _, want := range tt.wantErr {
+				if !errors.Is(err, want) {
+					t.Errorf("Run() = %v, want an error wrapping %v", err, want)
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), `"stuck"`) {
+				t.Fatalf("Run() = %v, want it to name the stuck runner", err)
+			}
+			// The others return promptly, but a loaded machine may delay
+			// them past the grace period; what must hold is that a runner
+			// that did return is not named.
+			for name, st := range g.Status().LoadAll() {
+				if name != "stuck" && st.State == runner.StateStopped && strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+					t.Errorf("Run() = %v, naming %q which returned", err, name)
+				}
+			}
+			st, _ := g.Status().Load("stuck")
+			if st.State != runner.StateFailed || !strings.Contains(st.Err, "did not return") {
+				t.Errorf("status of the stuck runner = %+v, want failed because it did not return", st)
+			}
+			select {
+			case <-stuck.returned:
+				t.Error("the stuck runner returned before it was released: the test proves nothing")
+			default:
+			}
+		})
+	}
+}
+
+func TestRunInvalidRunners(t *testing.T) {
+	mustNotRun := func(t *testing.T) func(context.Context) error {
+		return func(context.Context) error {
+			t.Error("a runner started although the group was invalid")
+			return nil
+		}
+	}
+	tests := []struct {
+		name    string
+		runners func(t *testing.T) []runner.Runner
+		wantIn  string
+	}{
+		{
+			name: "empty name",
+			runners: func(t *testing.T) []runner.Runner {
+				return []runner.Runner{runner.Func("a", mustNotRun(t)), runner.Func("", mustNotRun(t))}
+			},
+			wantIn: "runner #1",
+		},
+		{
+			name: "duplicate name",
+			runners: func(t *testing.T) []runner.Runner {
+				return []runner.Runner{runner.Func("a", mustNotRun(t)), runner.Func("b", mustNotRun(t)), runner.Func("a", mustNotRun(t))}
+			},
+			wantIn: `"a" is used twice`,
+		},
+		{
+			name:    "nil runner",
+			runners: func(t *testing.T) []runner.Runner { return []runner.Runner{runner.Func("a", mustNotRun(t)), nil} },
+			wantIn:  "runner #1 is nil",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := runner.NewGroup(runner.Options{})
+			err := g.Run(context.Background(), tt.runners(t)...)
+			if !errors.Is(err, runner.ErrInvalidName) || !strings.Contains(err.Error(), tt.wantIn) {
+				t.Errorf("Run() = %v, want ErrInvalidName mentioning %q", err, tt.wantIn)
+			}
+			if n := g.Status().Len(); n != 0 {
+				t.Errorf("%d statuses published for an invalid group, want none", n)
+			}
+		})
+	}
+}
+
+func TestRunTwice(t *testing.T) {
+	g := runner.NewGroup(runner.Options{})
+	if err := g.Run(context.Background(), runner.Func("a", returnNil)); err != nil {
+		t.Fatalf("first Run() = %v", err)
+	}
+	if err := g.Run(context.Background(), runner.Func("a", returnNil)); !errors.Is(err, runner.ErrAlreadyRun) {
+		t.Errorf("second Run() = %v, want ErrAlreadyRun", err)
+	}
+}
+
+func TestRunNoRunners(t *testing.T) {
+	g := runner.NewGroup(runner.Options{})
+	if err := g.Run(context.Background()); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+	select {
+	case <-g.Ready():
+	default:
+		t.Error("a group without runners is not ready")
+	}
+}
+
+func TestEarlyNilReturnDoesNotStopTheOthers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelled bool
+	g := runner.NewGroup(runner.Options{})
+	errc := start(ctx, g,
+		runner.Func("oneshot", returnNil),
+		runner.Func("server", func(ctx context.Context) error {
+			<-ctx.Done()
+			cancelled = true // read after Run returns
+			return nil
+		}),
+	)
+	waitStatus(t, g.Status(), "oneshot stopped and server ready", func(st map[string]runner.Status) bool {
+		return st["oneshot"].State == runner.StateStopped && st["server"].State == runner.StateReady
+	})
+	select {
+	case err := <-errc:
+		t.Fatalf("Run returned %v after one runner returned nil", err)
+	default:
+	}
+	cancel()
+	if err := wait(t, errc); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+	if !cancelled {
+		t.Error("the server did not see its context cancelled")
+	}
+}
+
+// gated is a Readier whose readiness and return the test controls, and
+// that reports what the group published about it when Ready was called.
+type gated struct {
+	name     string
+	ready    chan struct{}
+	fail     chan error
+	statuses *watchable.Map[string, runner.Status]
+	atReady  runner.Status // the status when the group asked for Ready
+}
+
+func newGated(name string, statuses *watchable.Map[string, runner.Status]) *gated {
+	return &gated{name: name, ready: make(chan struct{}), fail: make(chan error, 1), statuses: statuses}
+}
+
+func (g *gated) Name() string { return g.name }
+
+func (g *gated) Ready() <-chan struct{} {
+	g.atReady, _ = g.statuses.Load(g.name)
+	return g.ready
+}
+
+func (g *gated) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-g.fail:
+		return err
+	}
+}
+
+func TestReadinessIsAggregated(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	statuses := new(watchable.Map[string, runner.Status])
+	a, b := newGated("a", statuses), newGated("b", statuses)
+	g := runner.NewGroup(runner.Options{Status: statuses})
+	errc := start(ctx, g, a, b, runner.Func("plain", untilDone(returnNil)))
+
+	waitStatus(t, statuses, "a and b running, plain ready", func(st map[string]runner.Status) bool {
+		return st["a"].State == runner.StateRunning && st["b"].State == runner.StateRunning && st["plain"].State == runner.StateReady
+	})
+	close(a.ready)
+	waitState(t, statuses, "a", runner.StateReady)
+	select {
+	case <-g.Ready():
+		t.Fatal("the group is ready while b is not")
+	default:
+	}
+	close(b.ready)
+	waitClosed(t, g.Ready(), "the group to be ready")
+	if diff := cmp.Diff(map[string]runner.State{"a": runner.StateReady, "b": runner.StateReady, "plain": runner.StateReady}, states(statuses.LoadAll())); diff != "" {
+		t.Errorf("states once ready (-want +got):\n%s", diff)
+	}
+	cancel()
+	if err := wait(t, errc); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+}
+
+func TestNotReadyWhenARunnerFailsFirst(t *testing.T) {
+	statuses := new(watchable.Map[string, runner.Status])
+	a := newGated("a", statuses)
+	g := runner.NewGroup(runner.Options{Status: statuses})
+	errc := start(context.Background(), g, a, runner.Func("plain", untilDone(returnNil)))
+	waitState(t, statuses, "a", runner.StateRunning)
+	a.fail <- errBoom
+	if err := wait(t, errc); !errors.Is(err, errBoom) {
+		t.Errorf("Run() = %v, want %v", err, errBoom)
+	}
+	select {
+	case <-g.Ready():
+		t.Error("the group reports ready although a failed before being ready")
+	default:
+	}
+}
+
+func TestStatusTransitions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	statuses := new(watchable.Map[string, runner.Status])
+	statuses.Store("other", runner.Status{State: runner.StateReady}) // not the group's: left alone
+	a, b := newGated("a", statuses), newGated("b", statuses)
+	g := runner.NewGroup(runner.Options{Status: statuses})
+	if g.Status() != statuses {
+		t.Fatal("Group.Status() is not the map given in Options")
+	}
+	errc := start(ctx, g, a, b)
+
+	first := waitState(t, statuses, "a", runner.StateRunning)
+	close(a.ready)
+	second := waitState(t, statuses, "a", runner.StateReady)
+	if second.Since.Before(first.Since) {
+		t.Errorf("Since went back: running since %v, ready since %v", first.Since, second.Since)
+	}
+	waitState(t, statuses, "b", runner.StateRunning)
+	b.fail <- errBoom
+	final := waitStatus(t, statuses, "a stopped and b failed", func(st map[string]runner.Status) bool {
+		return st["a"].State == runner.StateStopped && st["b"].State == runner.StateFailed
+	})
+	if err := wait(t, errc); !errors.Is(err, errBoom) {
+		t.Errorf("Run() = %v, want %v", err, errBoom)
+	}
+
+	for _, r := range []*gated{a, b} {
+		if r.atReady.State != runner.StateStarting {
+			t.Errorf("status of %s before its Run = %+v, want starting", r.name, r.atReady)
+		}
+	}
+	if final["b"].Err != "boom" {
+		t.Errorf("Err of the failed runner = %q, want %q", final["b"].Err, "boom")
+	}
+	if st, _ := statuses.Load("other"); st.State != runner.StateReady {
+		t.Errorf("the group changed a status it does not own: %+v", st)
+	}
+}
+
+func TestReport(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	steps := make(chan error)
+	var runCtx context.Context
+	g := runner.NewGroup(runner.Options{})
+	errc := start(ctx, g, runner.Func("watcher", func(ctx context.Context) error {
+		runCtx = ctx // read after Run returns
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-steps:
+				// Derived contexts carry the runner too.
+				sub, stop := context.WithCancel(ctx)
+				runner.Report(sub, err)
+				stop()
+			}
+		}
+	}))
+
+	steps <- errors.New("bad input file")
+	waitStatus(t, g.Status(), "the problem to be reported", func(st map[string]runner.Status) bool {
+		return st["watcher"].Problem == "bad input file" && st["watcher"].State == runner.StateReady
+	})
+	steps <- nil
+	waitStatus(t, g.Status(), "the problem to be cleared", func(st map[string]runner.Status) bool {
+		return st["watcher"].Problem == "" && st["watcher"].State == runner.StateReady
+	})
+	steps <- errors.New("refresh failed")
+	waitStatus(t, g.Status(), "the second problem", func(st map[string]runner.Status) bool {
+		return st["watcher"].Problem == "refresh failed"
+	})
+	cancel()
+	if err := wait(t, errc); err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	final, _ := g.Status().Load("watcher")
+	if final.State != runner.StateStopped || final.Problem != "refresh failed" {
+		t.Errorf("final status = %+v, want stopped with the problem kept", final)
+	}
+
+	// Once Run has returned, and outside any group, Report does nothing.
+	runner.Report(runCtx, errors.New("too late"))
+	runner.Report(context.Background(), errors.New("nobody listens"))
+	if after, _ := g.Status().Load("watcher"); !after.Equal(final) {
+		t.Errorf("status changed after Run returned: %+v, want %+v", after, final)
+	}
+}

@@ -1,0 +1,242 @@
+package translator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/translator"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// split produces one output per comma-separated word of v, keyed
+// "k/word", with the value "word from k"; "" produces nothing, "fail"
+// returns an error and "panic" panics.
+func split(_ context.Context, k, v string) (map[string]string, error) {
+	switch v {
+	case "fail":
+		return nil, errors.New("cannot split fail")
+	case "panic":
+		panic("split panicked")
+	case "":
+		return nil, nil
+	}
+	out := make(map[string]string)
+	for _, w := range strings.Split(v, ",") {
+		out[k+"/"+w] = w + " from " + k
+	}
+	return out, nil
+}
+
+func TestDeriveFollowsInput(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x,y")
+	in.Store("b", "z")
+	start(t, translator.Derive("split", in, out, split))
+	waitContents(t, out, map[string]string{"a/x": "x from a", "a/y": "y from a", "b/z": "z from b"})
+
+	// a stops producing a/x: it is deleted; a/w is new.
+	in.Store("a", "y,w")
+	waitContents(t, out, map[string]string{"a/y": "y from a", "a/w": "w from a", "b/z": "z from b"})
+
+	// Deleting an input key deletes all its outputs.
+	in.Delete("a")
+	waitContents(t, out, map[string]string{"b/z": "z from b"})
+
+	// Producing nothing deletes what was produced.
+	in.Store("b", "")
+	waitContents(t, out, map[string]string{})
+}
+
+func TestDeriveReplacesLeftovers(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x")
+	out.Store("stale", "from an earlier run")
+	r := translator.Derive("split", in, out, split)
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a"}, out.State().Map()); diff != "" {
+		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeriveTranslatesOnlyChangedKeys(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	want := make(map[string]string)
+	for i := range 100 {
+		k := fmt.Sprint("k", i)
+		in.Store(k, "v")
+		want[k+"/v"] = "v from " + k
+	}
+	var calls counter[string]
+	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+		calls.add(k)
+		return split(ctx, k, v)
+	})
+	start(t, r)
+	waitReady(t, r)
+	if got := calls.take(); len(got) != 100 {
+		t.Fatalf("initial translation called fn for %d keys, want 100", len(got))
+	}
+
+	in.Store("k7", "w")
+	delete(want, "k7/v")
+	want["k7/w"] = "w from k7"
+	waitContents(t, out, want)
+	in.Delete("k8")
+	delete(want, "k8/v")
+	waitContents(t, out, want)
+	if diff := cmp.Diff(map[string]int{"k7": 1}, calls.take()); diff != "" {
+		t.Errorf("calls after changing k7 and deleting k8 (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeriveFailureKeepsOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		is    error // the error the KeyError wraps, if a sentinel
+		text  string
+	}{
+		{value: "fail", text: "cannot split fail"},
+		{value: "panic", is: translator.ErrPanicked, text: "split panicked"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			in.Store("a", "x")
+			in.Store("b", "y")
+			errs := make(chan error, 10)
+			start(t, translator.Derive("split", in, out, split, translator.WithErrorHandler(func(err error) { errs <- err })))
+			waitContents(t, out, map[string]string{"a/x": "x from a", "b/y": "y from b"})
+
+			in.Store("a", tc.value)
+			in.Store("b", "z") // translated in the same or a later snapshot
+			err := receive(t, errs)
+			var ke *translator.KeyError[string]
+			if !errors.As(err, &ke) {
+				t.Fatalf("error %v (%T) is not a *KeyError[string]", err, err)
+			}
+			if ke.Key != "a" || ke.Translator != "split" || !strings.Contains(ke.Error(), tc.text) {
+				t.Errorf("KeyError = %+v (%q), want key a, translator split, text %q", ke, ke.Error(), tc.text)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v does not wrap %v", err, tc.is)
+			}
+			// a's previous output stays; b moves on.
+			waitContents(t, out, map[string]string{"a/x": "x from a", "b/z": "z from b"})
+
+			// Once a translates again, its outputs follow.
+			in.Store("a", "w")
+			waitContents(t, out, map[string]string{"a/w": "w from a", "b/z": "z from b"})
+		})
+	}
+}
+
+// claim makes every input key produce the output key "shared".
+func claim(_ context.Context, k, v string) (map[string]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	return map[string]string{"shared": k + ":" + v}, nil
+}
+
+func TestDeriveConflict(t *testing.T) {
+	for _, order := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}} {
+		t.Run(strings.Join(order, ""), func(t *testing.T) {
+			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			errs := make(chan error, 10)
+			start(t, translator.Derive("claim", in, out, claim, translator.WithErrorHandler(func(err error) { errs <- err })))
+			for _, k := range order {
+				in.Store(k, "v")
+			}
+			// Whatever the order of events, the smallest key wins.
+			waitContents(t, out, map[string]string{"shared": "a:v"})
+			var last *translator.ConflictError[string, string]
+			for last == nil || len(last.Claimants) < 3 {
+				err := receive(t, errs)
+				if !errors.Is(err, translator.ErrConflict) || !errors.As(err, &last) {
+					t.Fatalf("error %v (%T) is not a *ConflictError[string, string]", err, err)
+				}
+			}
+			want := &translator.ConflictError[string, string]{Translator: "claim", Key: "shared", Claimants: []string{"a", "b", "c"}, Winner: "a"}
+			if diff := cmp.Diff(want, last); diff != "" {
+				t.Errorf("conflict (-want +got):\n%s", diff)
+			}
+
+			// A loser's change is not published.
+			in.Store("c", "w")
+			// The winner's change is.
+			in.Store("a", "w")
+			waitContents(t, out, map[string]string{"shared": "a:w"})
+			// When the winner stops producing it, the next claimant takes over.
+			in.Store("a", "")
+			waitContents(t, out, map[string]string{"shared": "b:v"})
+			in.Delete("b")
+			waitContents(t, out, map[string]string{"shared": "c:w"})
+			in.Delete("c")
+			waitContents(t, out, map[string]string{})
+		})
+	}
+}
+
+func TestDeriveConflictOrdersNumbersByValue(t *testing.T) {
+	in, out := new(watchable.Map[int, string]), new(watchable.Map[string, int])
+	in.Store(10, "")
+	in.Store(9, "")
+	in.Store(100, "")
+	r := translator.Derive("numbers", in, out, func(_ context.Context, k int, _ string) (map[string]int, error) {
+		return map[string]int{"shared": k}, nil
+	})
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]int{"shared": 9}, out.State().Map()); diff != "" {
+		t.Errorf("contents (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeriveReady(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x")
+	r := translator.Derive("split", in, out, split)
+	if r.Name() != "split" {
+		t.Errorf("Name() = %q, want split", r.Name())
+	}
+	select {
+	case <-r.(interface{ Ready() <-chan struct{} }).Ready():
+		t.Fatal("ready before Run")
+	default:
+	}
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a"}, out.State().Map()); diff != "" {
+		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeriveRunReturnsNilWhenDone(t *testing.T) {
+	for _, closeInput := range []bool{false, true} {
+		t.Run(fmt.Sprint("closeInput=", closeInput), func(t *testing.T) {
+			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			r := translator.Derive("split", in, out, split)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			waitReady(t, r)
+			if closeInput {
+				in.Close()
+				select {
+				case err := <-done:
+					t.Fatalf("Run returned %v when its input closed, want it to wait for ctx", err)
+				default:
+				}
+			}
+			cancel()
+			if err := receive(t, done); err != nil {
+				t.Errorf("Run returned %v, want nil", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package watchable_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// describe prints a snapshot's updates in key order.
+func describe(s watchable.Snapshot[string, int]) {
+	var parts []string
+	for _, u := range s.Updates {
+		if u.Delete {
+			parts = append(parts, fmt.Sprintf("-%s", u.Key))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s=%d", u.Key, u.Value))
+		}
+	}
+	slices.Sort(parts)
+	fmt.Printf("revision %d, %d entries, updates [%s]\n", s.Revision, s.State.Len(), strings.Join(parts, " "))
+}
+
+func ExampleMap_Subscribe() {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := m.Subscribe(ctx)
+	describe(<-sub) // the first snapshot lists everything
+
+	// Writes made while the subscriber is busy are coalesced into one
+	// snapshot holding the net change per key.
+	m.Store("b", 2)
+	m.Store("b", 3)
+	m.Store("c", 4)
+	m.Delete("c") // appeared and vanished: not listed
+	m.Delete("a")
+	describe(<-sub)
+
+	m.Close()
+	_, open := <-sub
+	fmt.Println("open:", open)
+	// Output:
+	// revision 1, 1 entries, updates [a=1]
+	// revision 6, 1 entries, updates [-a b=3]
+	// open: false
+}
+
+func ExampleMap_SubscribeSubset() {
+	var m watchable.Map[string, int]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	positive := m.SubscribeSubset(ctx, func(_ string, v int) bool { return v > 0 })
+	describe(<-positive)
+
+	m.Store("a", 1)
+	m.Store("b", -1) // never matches: not seen
+	describe(<-positive)
+
+	m.Store("a", -5) // stops matching: seen as a delete
+	describe(<-positive)
+	// Output:
+	// revision 0, 0 entries, updates []
+	// revision 1, 1 entries, updates [a=1]
+	// revision 3, 0 entries, updates [-a]
+}
+
+func ExampleMap_Batch() {
+	var m watchable.Map[string, int]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := m.Subscribe(ctx)
+	<-sub
+
+	// One revision and one notification for all three writes.
+	m.Batch(func(b *watchable.Batch[string, int]) {
+		b.Store("x", 1)
+		b.Store("y", 2)
+		b.Store("z", 3)
+	})
+	describe(<-sub)
+	// Output:
+	// revision 1, 3 entries, updates [x=1 y=2 z=3]
+}
+
+func ExampleMap_Replace() {
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := m.Subscribe(ctx)
+	<-sub
+
+	// A provider re-lists its source: only what changed is published.
+	m.Replace(map[string]int{"a": 1, "c": 3})
+	describe(<-sub)
+	// Output:
+	// revision 2, 2 entries, updates [-b c=3]
+}
+
+func ExampleMap_State() {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	s := m.State() // O(1), and never changes
+	m.Store("a", 2)
+	v, _ := s.Get("a")
+	now, _ := m.State().Get("a")
+	fmt.Println(v, now)
+	// Output: 1 2
+}

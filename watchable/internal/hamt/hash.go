@@ -1,0 +1,42 @@
+package hamt
+
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+const (
+	bitsPerLevel = 5
+	fanout       = 1 << bitsPerLevel
+	levelMask    = fanout - 1
+	// hashBits is the shift at which a key's hash is used up; nodes at or
+	// below it are collision nodes.
+	hashBits = 64
+)
+
+// seed is shared by every Map so that the zero Map needs no setup, and so that
+// maps can share subtrees: a node's layout is only meaningful under the seed
+// that built it.
+var seed = maphash.MakeSeed()
+
+// hashOverride replaces the seeded hash when non-nil. It exists so tests can
+// force collisions; it must only be changed while no Map is in use on another
+// goroutine, and maps built under one hash must not be used under another.
+var hashOverride func(any) uint64
+
+func hashOf[K comparable](k K) uint64 {
+	if hashOverride != nil {
+		return hashOverride(k)
+	}
+	return maphash.Comparable(seed, k)
+}
+
+// bitpos is the bitmap bit of h's slot at the level that starts at shift.
+func bitpos(h uint64, shift uint) uint32 {
+	return 1 << ((h >> shift) & levelMask)
+}
+
+// index is the position of bit's slot in the dense array described by bitmap.
+func index(bitmap, bit uint32) int {
+	return bits.OnesCount32(bitmap & (bit - 1))
+}

@@ -1,0 +1,57 @@
+package hamt
+
+// Map is an immutable hash map. The zero value is an empty map ready to use.
+// A Map value is never modified: Set and Delete return a new Map that shares
+// structure with the old one. Safe for concurrent use by any number of
+// goroutines.
+type Map[K comparable, V any] struct {
+	root *node[K, V] // nil exactly when the map is empty
+	size int
+}
+
+// Len returns the number of entries.
+func (m Map[K, V]) Len() int { return m.size }
+
+// Get returns the value stored for k and whether it is present.
+func (m Map[K, V]) Get(k K) (V, bool) {
+	if m.root == nil {
+		var zero V
+		return zero, false
+	}
+	return m.root.get(k, hashOf(k))
+}
+
+// Set returns a map with k set to v. O(log32 N) allocations of path nodes.
+func (m Map[K, V]) Set(k K, v V) Map[K, V] {
+	h := hashOf(k)
+	if m.root == nil {
+		return Map[K, V]{root: &node[K, V]{dataMap: bitpos(h, 0), entries: []entry[K, V]{{k, v}}}, size: 1}
+	}
+	root, added := m.root.set(0, k, v, h, 0)
+	size := m.size
+	if added {
+		size++
+	}
+	return Map[K, V]{root: root, size: size}
+}
+
+// Delete returns a map without k, and whether k was present. When k is
+// absent, the returned map is m itself.
+func (m Map[K, V]) Delete(k K) (Map[K, V], bool) {
+	if m.root == nil {
+		return m, false
+	}
+	root, found := m.root.del(0, k, hashOf(k), 0)
+	if !found {
+		return m, false
+	}
+	if m.size == 1 {
+		return Map[K, V]{}, true
+	}
+	return Map[K, V]{root: root, size: m.size - 1}, true
+}
+
+// Same reports whether two maps are the same version (same root pointer):
+// O(1). It is not content equality: equal contents built separately are not
+// Same. Two empty maps are always Same.
+func (m Map[K, V]) Same(o Map[K, V]) bool { return m.root == o.root }

@@ -1,0 +1,187 @@
+package hamt
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+func TestZeroMap(t *testing.T) {
+	var m Map[string, int]
+	if m.Len() != 0 {
+		t.Fatalf("Len = %d", m.Len())
+	}
+	if v, ok := m.Get("a"); ok || v != 0 {
+		t.Fatalf("Get = %v, %v", v, ok)
+	}
+	d, ok := m.Delete("a")
+	if ok || !d.Same(m) {
+		t.Fatalf("Delete on empty map = %v, Same %v", ok, d.Same(m))
+	}
+	for k, v := range m.All() {
+		t.Fatalf("All yielded %v=%v", k, v)
+	}
+	for k := range m.Keys() {
+		t.Fatalf("Keys yielded %v", k)
+	}
+}
+
+type op struct {
+	del  bool
+	key  string
+	val  int
+	want bool // for Delete: was present
+}
+
+func TestOps(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  []op
+		want map[string]int
+	}{
+		{"empty", nil, map[string]int{}},
+		{"one", []op{{key: "a", val: 1}}, map[string]int{"a": 1}},
+		{"overwrite", []op{{key: "a", val: 1}, {key: "a", val: 2}}, map[string]int{"a": 2}},
+		{"two", []op{{key: "a", val: 1}, {key: "b", val: 2}}, map[string]int{"a": 1, "b": 2}},
+		{"delete only", []op{{key: "a", val: 1}, {del: true, key: "a", want: true}}, map[string]int{}},
+		{"delete absent", []op{{key: "a", val: 1}, {del: true, key: "b"}}, map[string]int{"a": 1}},
+		{"delete twice", []op{
+			{key: "a", val: 1}, {key: "b", val: 2},
+			{del: true, key: "a", want: true}, {del: true, key: "a"},
+		}, map[string]int{"b": 2}},
+		{"reinsert", []op{
+			{key: "a", val: 1}, {del: true, key: "a", want: true}, {key: "a", val: 3},
+		}, map[string]int{"a": 3}},
+		{"empty key", []op{{key: "", val: 7}}, map[string]int{"": 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Map[string, int]
+			for _, o := range tt.ops {
+				if o.del {
+					var ok bool
+					m, ok = m.Delete(o.key)
+					if ok != o.want {
+						t.Fatalf("Delete(%q) = %v, want %v", o.key, ok, o.want)
+					}
+				} else {
+					m = m.Set(o.key, o.val)
+				}
+			}
+			checkMap(t, m, tt.want)
+		})
+	}
+}
+
+func TestSetReturnsNewVersion(t *testing.T) {
+	m := Map[int, int]{}.Set(1, 1)
+	m2 := m.Set(1, 1)
+	if m2.Same(m) {
+		t.Fatal("Set returned the same version")
+	}
+	if !m.Same(m) || !m2.Same(m2) {
+		t.Fatal("a map is not Same as itself")
+	}
+	if v, _ := m.Set(1, 2).Get(1); v != 2 {
+		t.Fatalf("Get after overwrite = %d", v)
+	}
+	if v, _ := m.Get(1); v != 1 {
+		t.Fatalf("old version changed to %d", v)
+	}
+}
+
+func TestDeleteAbsentIsSame(t *testing.T) {
+	m := build(slices.Collect(intRange(1000)), func(k int) int { return k })
+	for _, k := range []int{-1, 1000, 5000} {
+		d, ok := m.Delete(k)
+		if ok || !d.Same(m) {
+			t.Fatalf("Delete(%d) = %v, Same %v", k, ok, d.Same(m))
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { m.Delete(-1) }); allocs != 0 {
+		t.Fatalf("Delete of absent key allocates %v times", allocs)
+	}
+}
+
+func TestDeleteToEmpty(t *testing.T) {
+	m := Map[int, int]{}.Set(1, 1).Set(2, 2)
+	m, _ = m.Delete(1)
+	m, _ = m.Delete(2)
+	if !m.Same(Map[int, int]{}) || m.Len() != 0 {
+		t.Fatal("emptied map is not the zero Map")
+	}
+}
+
+func TestGetDoesNotAllocate(t *testing.T) {
+	m := build(slices.Collect(intRange(1000)), func(k int) int { return k })
+	if allocs := testing.AllocsPerRun(100, func() { m.Get(500) }); allocs != 0 {
+		t.Fatalf("Get allocates %v times", allocs)
+	}
+}
+
+func TestIterationStopsEarly(t *testing.T) {
+	m := build(slices.Collect(intRange(100)), func(k int) int { return k })
+	n := 0
+	for range m.All() {
+		n++
+		if n == 10 {
+			break
+		}
+	}
+	if n != 10 {
+		t.Fatalf("All ran %d times", n)
+	}
+	n = 0
+	for range m.Keys() {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Fatalf("Keys ran %d times", n)
+	}
+}
+
+func TestIterationDeterministic(t *testing.T) {
+	m := build(slices.Collect(intRange(500)), func(k int) int { return k })
+	first := slices.Collect(m.Keys())
+	for range 3 {
+		if again := slices.Collect(m.Keys()); !slices.Equal(first, again) {
+			t.Fatal("iteration order changed between walks of one tree")
+		}
+	}
+	var fromAll []int
+	for k := range m.All() {
+		fromAll = append(fromAll, k)
+	}
+	if !slices.Equal(first, fromAll) {
+		t.Fatal("Keys and All disagree on order")
+	}
+}
+
+func TestStructKeys(t *testing.T) {
+	type key struct {
+		ns, name string
+	}
+	var m Map[key, int]
+	want := map[key]int{}
+	for i := range 200 {
+		k := key{ns: string(rune('a' + i%5)), name: string(rune('A' + i%40))}
+		m = m.Set(k, i)
+		want[k] = i
+	}
+	if got := toGoMap(m); !maps.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func intRange(n int) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for i := range n {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}

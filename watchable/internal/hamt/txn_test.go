@@ -1,0 +1,149 @@
+package hamt
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+func TestTxnBasic(t *testing.T) {
+	base := build(slices.Collect(intRange(100)), func(k int) int { return k })
+	tx := base.Txn()
+	for i := range 50 {
+		tx.Set(i, -i)
+	}
+	for i := 100; i < 150; i++ {
+		tx.Set(i, i)
+	}
+	for i := 50; i < 60; i++ {
+		if !tx.Delete(i) {
+			t.Fatalf("Delete(%d) = false", i)
+		}
+	}
+	if tx.Delete(1000) {
+		t.Fatal("Delete of absent key = true")
+	}
+	if tx.Len() != 140 {
+		t.Fatalf("Txn.Len = %d", tx.Len())
+	}
+	if v, ok := tx.Get(3); !ok || v != -3 {
+		t.Fatalf("Txn.Get(3) = %v, %v", v, ok)
+	}
+	if _, ok := tx.Get(55); ok {
+		t.Fatal("Txn.Get sees deleted key")
+	}
+	m := tx.Commit()
+
+	want := map[int]int{}
+	for i := range 150 {
+		switch {
+		case i < 50:
+			want[i] = -i
+		case i >= 60:
+			want[i] = i
+		}
+	}
+	checkMap(t, m, want)
+	checkMap(t, base, maps.Collect(func(yield func(int, int) bool) {
+		for i := range 100 {
+			yield(i, i)
+		}
+	}))
+	if !sameShape(m, build(slices.Collect(maps.Keys(want)), func(k int) int { return want[k] })) {
+		t.Fatal("Txn result differs in shape from a fresh build")
+	}
+}
+
+func TestTxnWithoutChangesIsSame(t *testing.T) {
+	base := Map[int, int]{}.Set(1, 1)
+	tx := base.Txn()
+	tx.Get(1)
+	tx.Delete(2)
+	if m := tx.Commit(); !m.Same(base) {
+		t.Fatal("unchanged Txn committed a new version")
+	}
+}
+
+func TestTxnFromEmptyToEmpty(t *testing.T) {
+	tx := Map[int, int]{}.Txn()
+	tx.Set(1, 1)
+	tx.Set(2, 2)
+	tx.Delete(1)
+	tx.Delete(2)
+	if m := tx.Commit(); m.Len() != 0 || !m.Same(Map[int, int]{}) {
+		t.Fatal("Txn emptied to a non-zero Map")
+	}
+}
+
+func TestTxnUseAfterCommitPanics(t *testing.T) {
+	uses := map[string]func(*Txn[int, int]){
+		"Get":    func(tx *Txn[int, int]) { tx.Get(1) },
+		"Set":    func(tx *Txn[int, int]) { tx.Set(1, 1) },
+		"Delete": func(tx *Txn[int, int]) { tx.Delete(1) },
+		"Len":    func(tx *Txn[int, int]) { tx.Len() },
+		"Commit": func(tx *Txn[int, int]) { tx.Commit() },
+	}
+	for name, use := range uses {
+		t.Run(name, func(t *testing.T) {
+			tx := Map[int, int]{}.Set(1, 1).Txn()
+			tx.Commit()
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			use(tx)
+		})
+	}
+}
+
+// A committed map must not be changed by a later Txn started from it, even
+// though that Txn edits nodes in place.
+func TestTxnCommittedIsFrozen(t *testing.T) {
+	tx := Map[int, int]{}.Txn()
+	for i := range 1000 {
+		tx.Set(i, i)
+	}
+	m1 := tx.Commit()
+	want := toGoMap(m1)
+
+	tx2 := m1.Txn()
+	for i := range 1000 {
+		tx2.Set(i, i+1)
+		if i%3 == 0 {
+			tx2.Delete(i)
+		}
+	}
+	m2 := tx2.Commit()
+	checkMap(t, m1, want)
+	m3 := m1.Set(5, 50)
+	checkMap(t, m1, want)
+	if v, _ := m3.Get(5); v != 50 {
+		t.Fatal("Set after Txn lost")
+	}
+	if v, _ := m2.Get(5); v != 6 {
+		t.Fatal("second Txn lost")
+	}
+}
+
+func TestTxnAllocatesLess(t *testing.T) {
+	base := build(slices.Collect(intRange(10000)), func(k int) int { return k })
+	keys := slices.Collect(intRange(1000))
+	viaSet := testing.AllocsPerRun(5, func() {
+		m := base
+		for _, k := range keys {
+			m = m.Set(k+20000, k)
+		}
+	})
+	viaTxn := testing.AllocsPerRun(5, func() {
+		tx := base.Txn()
+		for _, k := range keys {
+			tx.Set(k+20000, k)
+		}
+		tx.Commit()
+	})
+	t.Logf("1000 inserts: %v allocs with Set, %v with Txn", viaSet, viaTxn)
+	if viaTxn > viaSet*6/10 {
+		t.Fatalf("Txn allocates %v times, Set %v", viaTxn, viaSet)
+	}
+}

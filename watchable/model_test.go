@@ -1,0 +1,342 @@
+package watchable_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	peer "github.com/telepresenceio/watchable"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// model checks a Map against a plain Go map (and, for the operations both
+// libraries share, against github.com/telepresenceio/watchable) over a
+// sequence of operations decoded from bytes, and checks that subscribers
+// which rebuild the map from Updates alone always equal its State.
+type model struct {
+	t      *testing.T
+	m      watchable.Map[int, int]
+	want   map[int]int
+	rev    uint64
+	peer   *peer.Map[int, int] // nil: no comparison
+	subs   []*modelSub
+	closed bool
+}
+
+type modelSub struct {
+	ch      <-chan watchable.Snapshot[int, int]
+	include func(int, int) bool // nil: whole map
+	seen    map[int]int         // rebuilt from Updates only
+	rev     uint64
+	done    bool
+}
+
+func newModel(t *testing.T, withPeer bool) *model {
+	md := &model{t: t, want: map[int]int{}}
+	if withPeer {
+		md.peer = &peer.Map[int, int]{}
+	}
+	return md
+}
+
+// run decodes and applies ops; every op consumes three bytes.
+func (md *model) run(data []byte) {
+	for len(data) >= 3 {
+		op, a, b := data[0]%16, int(data[1]%8), int(data[2]%4)
+		data = data[3:]
+		md.step(op, a, b)
+	}
+	md.readAll()
+	md.m.Close()
+	md.readAll()
+	for _, s := range md.subs {
+		if !s.done {
+			md.t.Fatalf("subscription still open after Close")
+		}
+	}
+	if md.peer != nil {
+		md.peer.Close()
+	}
+}
+
+func (md *model) step(op byte, k, v int) {
+	t := md.t
+	t.Helper()
+	switch op {
+	case 0, 1, 2:
+		md.m.Store(k, v)
+		md.apply(k, v, true)
+		if md.peer != nil {
+			md.peer.Store(k, v)
+		}
+	case 3, 4:
+		md.m.Delete(k)
+		md.apply(k, 0, false)
+		if md.peer != nil {
+			md.peer.Delete(k)
+		}
+	case 5:
+		got, loaded := md.m.LoadOrStore(k, v)
+		old, had := md.want[k]
+		if !had {
+			md.apply(k, v, true)
+			old = v
+		}
+		md.agree("LoadOrStore", fmt.Sprint(old, had && !md.closed || had), fmt.Sprint(got, loaded))
+		if md.peer != nil {
+			pv, pl := md.peer.LoadOrStore(k, v)
+			md.agree("peer LoadOrStore", fmt.Sprint(pv, pl), fmt.Sprint(got, loaded))
+		}
+	case 6:
+		got, ok := md.m.LoadAndDelete(k)
+		old, had := md.want[k]
+		md.apply(k, 0, false)
+		md.agree("LoadAndDelete", fmt.Sprint(old, had), fmt.Sprint(got, ok))
+		if md.peer != nil {
+			pv, pok := md.peer.LoadAndDelete(k)
+			md.agree("peer LoadAndDelete", fmt.Sprint(pv, pok), fmt.Sprint(got, ok))
+		}
+	case 7:
+		old := v % 2
+		swapped := md.m.CompareAndSwap(k, old, v)
+		cur, had := md.want[k]
+		want := had && cur == old && !md.closed
+		if want {
+			md.apply(k, v, true)
+		}
+		md.agree("CompareAndSwap", fmt.Sprint(want), fmt.Sprint(swapped))
+		if md.peer != nil {
+			md.agree("peer CompareAndSwap", fmt.Sprint(md.peer.CompareAndSwap(k, old, v)), fmt.Sprint(swapped))
+		}
+	case 8:
+		// A batch of up to three writes derived from k and v.
+		md.m.Batch(func(b *watchable.Batch[int, int]) {
+			for i := range v + 1 {
+				key := (k + i*3) % 8
+				if (k+i)%3 == 0 {
+					b.Delete(key)
+				} else {
+					b.Store(key, (v+i)%4)
+				}
+			}
+		})
+		changed := false
+		for i := range v + 1 {
+			key := (k + i*3) % 8
+			if (k+i)%3 == 0 {
+				changed = md.set(key, 0, false) || changed
+			} else {
+				changed = md.set(key, (v+i)%4, true) || changed
+			}
+		}
+		if changed && !md.closed {
+			md.rev++
+		}
+		md.syncPeer()
+	case 9:
+		// Replace with the keys selected by the bits of k, valued v.
+		next := map[int]int{}
+		for i := range 8 {
+			if (k*37+v)>>i&1 == 1 {
+				next[i] = (v + i) % 4
+			}
+		}
+		md.m.Replace(next)
+		if !md.closed && !maps.Equal(next, md.want) {
+			md.want = next
+			md.rev++
+		}
+		md.syncPeer()
+	case 10:
+		md.subs = append(md.subs, &modelSub{ch: md.m.Subscribe(t.Context()), seen: map[int]int{}})
+	case 11:
+		mod := v%2 + 2
+		include := func(key, _ int) bool { return key%mod == 0 }
+		md.subs = append(md.subs, &modelSub{ch: md.m.SubscribeSubset(t.Context(), include), include: include, seen: map[int]int{}})
+	case 12, 13:
+		md.readAll()
+	case 14:
+		got, ok := md.m.Load(k)
+		w, wok := md.want[k]
+		md.agree("Load", fmt.Sprint(w, wok), fmt.Sprint(got, ok))
+		md.agree("Len", fmt.Sprint(len(md.want)), fmt.Sprint(md.m.Len()))
+		if md.peer != nil {
+			pv, pok := md.peer.Load(k)
+			md.agree("peer Load", fmt.Sprint(pv, pok), fmt.Sprint(got, ok))
+		}
+	case 15:
+		if k == 7 && v == 3 {
+			md.m.Close()
+			md.closed = true
+			if md.peer != nil {
+				md.peer.Close()
+				md.peer = nil // the peer panics on writes after Close
+			}
+		}
+	}
+	if diff := cmp.Diff(md.want, md.m.LoadAll()); diff != "" {
+		t.Fatalf("op %d(%d,%d): contents (-want +got):\n%s", op, k, v, diff)
+	}
+	if md.m.Revision() != md.rev {
+		t.Fatalf("op %d(%d,%d): Revision = %d; want %d", op, k, v, md.m.Revision(), md.rev)
+	}
+	if md.peer != nil {
+		if diff := cmp.Diff(md.peer.LoadAll(), md.m.LoadAll()); diff != "" {
+			t.Fatalf("op %d(%d,%d): differs from the peer (-peer +ours):\n%s", op, k, v, diff)
+		}
+	}
+}
+
+// syncPeer makes the peer, which has no Batch or Replace, hold the model's
+// contents.
+func (md *model) syncPeer() {
+	if md.peer == nil {
+		return
+	}
+	for k := range 8 {
+		if v, ok := md.want[k]; ok {
+			md.peer.Store(k, v)
+		} else {
+			md.peer.Delete(k)
+		}
+	}
+}
+
+// apply records a single write in the model, counting a revision if it
+// changed anything.
+func (md *model) apply(k, v int, store bool) {
+	if md.set(k, v, store) && !md.closed {
+		md.rev++
+	}
+}
+
+func (md *model) set(k, v int, store bool) bool {
+	if md.closed {
+		return false
+	}
+	old, had := md.want[k]
+	if store {
+		md.want[k] = v
+		return !had || old != v
+	}
+	delete(md.want, k)
+	return had
+}
+
+func (md *model) agree(what, want, got string) {
+	md.t.Helper()
+	if want != got {
+		md.t.Fatalf("%s = %s; want %s", what, got, want)
+	}
+}
+
+// readAll reads whatever each subscriber has pending and checks it.
+func (md *model) readAll() {
+	t := md.t
+	t.Helper()
+	for i, s := range md.subs {
+		if s.done {
+			continue
+		}
+		select {
+		case snap, ok := <-s.ch:
+			if !ok {
+				s.done = true
+				continue
+			}
+			md.checkSnapshot(i, s, snap)
+		default:
+			// Nothing pending: the subscriber's view must already be current.
+			if w := md.visible(s); !maps.Equal(w, s.seen) {
+				t.Fatalf("sub %d: nothing delivered, but its view %v is not the map's %v", i, s.seen, w)
+			}
+		}
+	}
+}
+
+func (md *model) visible(s *modelSub) map[int]int {
+	out := map[int]int{}
+	for k, v := range md.want {
+		if s.include == nil || s.include(k, v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (md *model) checkSnapshot(i int, s *modelSub, snap watchable.Snapshot[int, int]) {
+	t := md.t
+	t.Helper()
+	if snap.Revision < s.rev {
+		t.Fatalf("sub %d: Revision went back from %d to %d", i, s.rev, snap.Revision)
+	}
+	if s.rev != 0 && len(snap.Updates) == 0 {
+		t.Fatalf("sub %d: delivered a snapshot with no updates", i)
+	}
+	prev := maps.Clone(s.seen)
+	keys := map[int]bool{}
+	for _, u := range snap.Updates {
+		if keys[u.Key] {
+			t.Fatalf("sub %d: key %d listed twice in %+v", i, u.Key, snap.Updates)
+		}
+		keys[u.Key] = true
+		old, had := prev[u.Key]
+		if u.Delete {
+			if !had || old != u.Value {
+				t.Fatalf("sub %d: delete of %d carries %d; the subscriber saw %d (present %v)", i, u.Key, u.Value, old, had)
+			}
+			delete(s.seen, u.Key)
+		} else {
+			s.seen[u.Key] = u.Value
+		}
+	}
+	state := snap.State.Map()
+	if diff := cmp.Diff(state, s.seen); diff != "" {
+		t.Fatalf("sub %d: view rebuilt from Updates differs from State (-state +rebuilt):\n%s", i, diff)
+	}
+	if diff := cmp.Diff(md.visible(s), state); diff != "" {
+		t.Fatalf("sub %d: State is not the newest contents (-want +got):\n%s", i, diff)
+	}
+	for k, v := range state {
+		if old, had := prev[k]; !keys[k] && (!had || old != v) {
+			t.Fatalf("sub %d: key %d changed but is not in Updates", i, k)
+		}
+	}
+	for k := range prev {
+		if _, ok := state[k]; !ok && !keys[k] {
+			t.Fatalf("sub %d: key %d vanished but is not in Updates", i, k)
+		}
+	}
+	s.rev = snap.Revision
+	// A subset subscriber is not told of revisions that change nothing it
+	// sees, so its newest snapshot may carry an older, equally true, revision.
+	if snap.Revision > md.rev || (!md.closed && s.include == nil && snap.Revision != md.rev) {
+		t.Fatalf("sub %d: Revision = %d; want the newest, %d", i, snap.Revision, md.rev)
+	}
+}
+
+func TestDifferential(t *testing.T) {
+	for seed := range uint64(200) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			data := make([]byte, 3*300)
+			for i := range data {
+				data[i] = byte(r.UintN(256))
+			}
+			newModel(t, true).run(data)
+		})
+	}
+}
+
+func FuzzMap(f *testing.F) {
+	f.Add([]byte{10, 0, 0, 0, 1, 1, 0, 2, 2, 12, 0, 0, 3, 1, 0, 12, 0, 0})
+	f.Add([]byte{0, 1, 1, 11, 0, 0, 0, 2, 2, 0, 4, 3, 8, 1, 2, 12, 0, 0, 9, 5, 1, 13, 0, 0})
+	f.Add([]byte{10, 0, 0, 8, 0, 3, 8, 5, 2, 9, 2, 2, 6, 1, 1, 7, 1, 1, 5, 6, 2, 12, 0, 0, 15, 7, 3, 0, 1, 1})
+	f.Add([]byte{11, 0, 1, 0, 0, 2, 0, 0, 1, 0, 0, 2, 3, 0, 0, 12, 0, 0, 0, 2, 2, 4, 2, 0, 13, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		newModel(t, false).run(data)
+	})
+}

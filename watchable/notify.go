@@ -1,0 +1,51 @@
+package watchable
+
+import "context"
+
+// Notify arranges for a send on ch after every effective write to the map,
+// until ctx is done or the map is closed. Like signal.Notify, it never
+// blocks sending to ch: with a buffer of one, ch holds at most one pending
+// signal however many writes happen, which is what a consumer that recomputes
+// from State wants. The map never closes ch.
+//
+// Notify is for consumers that only need to know that something changed,
+// whatever the map's types (translator.Compute watches its inputs this way);
+// use Subscribe to learn what changed. Notify on a closed map, or with a done
+// ctx, does nothing.
+func (m *Map[K, V]) Notify(ctx context.Context, ch chan<- struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || ctx.Err() != nil {
+		return
+	}
+	n := &notifier{ch: ch, pos: len(m.notifiers)}
+	m.notifiers = append(m.notifiers, n)
+	n.stop = context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if n.pos < 0 {
+			return // removed by Close
+		}
+		last := len(m.notifiers) - 1
+		m.notifiers[n.pos] = m.notifiers[last]
+		m.notifiers[n.pos].pos = n.pos
+		m.notifiers[last] = nil
+		m.notifiers = m.notifiers[:last]
+		n.pos = -1
+	})
+}
+
+// notifier is one Notify registration. pos is its index in m.notifiers, or
+// -1 once removed; both are guarded by m.mu.
+type notifier struct {
+	ch   chan<- struct{}
+	stop func() bool
+	pos  int
+}
+
+func (n *notifier) signal() {
+	select {
+	case n.ch <- struct{}{}:
+	default:
+	}
+}

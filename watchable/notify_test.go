@@ -1,0 +1,59 @@
+package watchable_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+func TestNotify(t *testing.T) {
+	var m watchable.Map[string, int]
+	ch := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	m.Notify(ctx, ch)
+
+	signalled := func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	if signalled() {
+		t.Fatal("signalled before any write")
+	}
+	m.Store("a", 1)
+	m.Store("b", 2)
+	m.Batch(func(b *watchable.Batch[string, int]) { b.Store("c", 3) })
+	if !signalled() {
+		t.Fatal("no signal after writes")
+	}
+	if signalled() {
+		t.Fatal("writes queued more than one signal in a buffer of one")
+	}
+	m.Store("a", 1) // equal: not a change
+	m.Delete("zz")  // missing: not a change
+	if signalled() {
+		t.Fatal("signalled for writes that changed nothing")
+	}
+
+	cancel()
+	// The registration is removed by a goroutine context.AfterFunc starts;
+	// wait until a write no longer signals.
+	for {
+		m.Store("a", int(m.Revision())+1)
+		if !signalled() {
+			break
+		}
+	}
+
+	m.Notify(t.Context(), ch)
+	m.Close()
+	m.Store("x", 1)
+	if signalled() {
+		t.Fatal("signalled after Close")
+	}
+	m.Notify(t.Context(), ch) // on a closed map: nothing
+}

@@ -1,0 +1,344 @@
+package watchable_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// next reads the next snapshot, failing the test if none comes or the
+// channel is closed.
+func next[K comparable, V any](t *testing.T, ch <-chan watchable.Snapshot[K, V]) watchable.Snapshot[K, V] {
+	t.Helper()
+	select {
+	case s, ok := <-ch:
+		if !ok {
+			t.Fatal("subscription closed; want a snapshot")
+		}
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot within 10s")
+	}
+	panic("unreachable")
+}
+
+// nothingPending fails if a snapshot is readable. Writes deliver before they
+// return, so this needs no waiting.
+func nothingPending[K comparable, V any](t *testing.T, ch <-chan watchable.Snapshot[K, V]) {
+	t.Helper()
+	select {
+	case s, ok := <-ch:
+		t.Fatalf("unexpected read (ok=%v): %+v", ok, s)
+	default:
+	}
+}
+
+// closed fails unless ch is closed, after any pending snapshot was read.
+func closed[K comparable, V any](t *testing.T, ch <-chan watchable.Snapshot[K, V]) {
+	t.Helper()
+	select {
+	case s, ok := <-ch:
+		if ok {
+			t.Fatalf("got snapshot %+v; want the channel closed", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("subscription not closed within 10s")
+	}
+}
+
+func sorted[K ~string | ~int, V any](u []watchable.Update[K, V]) []watchable.Update[K, V] {
+	out := append([]watchable.Update[K, V](nil), u...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func TestFirstSnapshot(t *testing.T) {
+	ctx := t.Context()
+	t.Run("empty map", func(t *testing.T) {
+		var m watchable.Map[string, int]
+		s := next(t, m.Subscribe(ctx))
+		if s.State.Len() != 0 || len(s.Updates) != 0 || s.Revision != 0 {
+			t.Fatalf("first snapshot of an empty map: %+v", s)
+		}
+	})
+	t.Run("lists every entry", func(t *testing.T) {
+		var m watchable.Map[string, int]
+		m.Store("a", 1)
+		m.Store("b", 2)
+		s := next(t, m.Subscribe(ctx))
+		want := []watchable.Update[string, int]{{Key: "a", Value: 1}, {Key: "b", Value: 2}}
+		if diff := cmp.Diff(want, sorted(s.Updates)); diff != "" {
+			t.Fatalf("first Updates (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]int{"a": 1, "b": 2}, s.State.Map()); diff != "" {
+			t.Fatalf("first State (-want +got):\n%s", diff)
+		}
+		if s.Revision != 2 {
+			t.Fatalf("Revision = %d; want 2", s.Revision)
+		}
+	})
+}
+
+func TestNetChanges(t *testing.T) {
+	type U = watchable.Update[string, int]
+	tests := []struct {
+		name   string
+		before map[string]int // contents when the subscriber reads its first snapshot
+		writes func(m *watchable.Map[string, int])
+		want   []U // nil: no snapshot at all
+	}{
+		{"store new", nil, func(m *watchable.Map[string, int]) { m.Store("a", 1) }, []U{{Key: "a", Value: 1}}},
+		{"store twice keeps newest", nil, func(m *watchable.Map[string, int]) { m.Store("a", 1); m.Store("a", 2) }, []U{{Key: "a", Value: 2}}},
+		{"store equal delivers nothing", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) { m.Store("a", 1) }, nil},
+		{"appear then vanish delivers nothing", nil, func(m *watchable.Map[string, int]) { m.Store("a", 1); m.Delete("a") }, nil},
+		{"delete missing delivers nothing", nil, func(m *watchable.Map[string, int]) { m.Delete("a") }, nil},
+		{"delete carries the value the subscriber saw", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) { m.Store("a", 2); m.Delete("a") }, []U{{Key: "a", Delete: true, Value: 1}}},
+		{"delete then store again", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) { m.Delete("a"); m.Store("a", 3) }, []U{{Key: "a", Value: 3}}},
+		{"several keys", map[string]int{"a": 1, "b": 2}, func(m *watchable.Map[string, int]) {
+			m.Store("c", 3)
+			m.Delete("a")
+			m.Store("x", 9)
+			m.Store("b", 20)
+			m.Delete("x")
+		}, []U{{Key: "a", Delete: true, Value: 1}, {Key: "b", Value: 20}, {Key: "c", Value: 3}}},
+		{"batch", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) {
+			m.Batch(func(b *watchable.Batch[string, int]) { b.Delete("a"); b.Store("b", 2); b.Store("c", 3); b.Delete("c") })
+		}, []U{{Key: "a", Delete: true, Value: 1}, {Key: "b", Value: 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m watchable.Map[string, int]
+			for k, v := range tt.before {
+				m.Store(k, v)
+			}
+			ch := m.Subscribe(t.Context())
+			first := next(t, ch)
+			tt.writes(&m)
+			if tt.want == nil {
+				nothingPending(t, ch)
+				return
+			}
+			s := next(t, ch)
+			if diff := cmp.Diff(tt.want, sorted(s.Updates)); diff != "" {
+				t.Fatalf("Updates (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(m.LoadAll(), s.State.Map()); diff != "" {
+				t.Fatalf("State is not the map's contents (-want +got):\n%s", diff)
+			}
+			if s.Revision != m.Revision() || s.Revision <= first.Revision {
+				t.Fatalf("Revision = %d; map at %d, first snapshot at %d", s.Revision, m.Revision(), first.Revision)
+			}
+			nothingPending(t, ch)
+		})
+	}
+}
+
+func TestUnreadFirstSnapshotMerges(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	m.Store("b", 2)
+	ch := m.Subscribe(t.Context())
+	m.Delete("a")   // vanishes before the first read: not listed
+	m.Store("b", 3) // listed with its newest value
+	m.Store("c", 4)
+	s := next(t, ch)
+	want := []watchable.Update[string, int]{{Key: "b", Value: 3}, {Key: "c", Value: 4}}
+	if diff := cmp.Diff(want, sorted(s.Updates)); diff != "" {
+		t.Fatalf("Updates (-want +got):\n%s", diff)
+	}
+	nothingPending(t, ch)
+}
+
+func TestSubscribersSeeTheirOwnWindows(t *testing.T) {
+	var m watchable.Map[string, int]
+	fast := m.Subscribe(t.Context())
+	slow := m.Subscribe(t.Context())
+	next(t, fast)
+	next(t, slow)
+	m.Store("a", 1)
+	if s := next(t, fast); len(s.Updates) != 1 {
+		t.Fatalf("fast: %+v", s)
+	}
+	m.Store("a", 2)
+	m.Store("b", 1)
+	if s := next(t, fast); len(s.Updates) != 2 {
+		t.Fatalf("fast, second: %+v", s)
+	}
+	s := next(t, slow)
+	want := []watchable.Update[string, int]{{Key: "a", Value: 2}, {Key: "b", Value: 1}}
+	if diff := cmp.Diff(want, sorted(s.Updates)); diff != "" {
+		t.Fatalf("slow Updates (-want +got):\n%s", diff)
+	}
+}
+
+func TestSubscribeSubset(t *testing.T) {
+	type U = watchable.Update[string, int]
+	var m watchable.Map[string, int]
+	m.Store("even", 2)
+	m.Store("odd", 1)
+	even := func(_ string, v int) bool { return v%2 == 0 }
+	ch := m.SubscribeSubset(t.Context(), even)
+
+	s := next(t, ch)
+	if diff := cmp.Diff([]U{{Key: "even", Value: 2}}, s.Updates); diff != "" {
+		t.Fatalf("first Updates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"even": 2}, s.State.Map()); diff != "" {
+		t.Fatalf("first State (-want +got):\n%s", diff)
+	}
+
+	m.Store("odd", 3) // never matched: nothing
+	m.Delete("odd")
+	nothingPending(t, ch)
+
+	m.Store("even", 3)  // stops matching: a delete carrying the last value seen
+	m.Store("other", 5) // never matched
+	m.Store("new", 4)   // starts matching
+	s = next(t, ch)
+	want := []U{{Key: "even", Delete: true, Value: 2}, {Key: "new", Value: 4}}
+	if diff := cmp.Diff(want, sorted(s.Updates)); diff != "" {
+		t.Fatalf("Updates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"new": 4}, s.State.Map()); diff != "" {
+		t.Fatalf("State (-want +got):\n%s", diff)
+	}
+	if s.Revision != m.Revision() {
+		t.Fatalf("Revision = %d; want the map's %d", s.Revision, m.Revision())
+	}
+
+	m.Store("even", 6) // matches again
+	s = next(t, ch)
+	if diff := cmp.Diff([]U{{Key: "even", Value: 6}}, s.Updates); diff != "" {
+		t.Fatalf("Updates (-want +got):\n%s", diff)
+	}
+}
+
+func TestCloseEndsSubscriptions(t *testing.T) {
+	var m watchable.Map[string, int]
+	read := m.Subscribe(t.Context())
+	unread := m.Subscribe(t.Context())
+	next(t, read)
+	m.Store("a", 1)
+	m.Close()
+
+	// The snapshot pending at Close is still delivered, then the close.
+	if s := next(t, unread); s.State.Len() != 1 {
+		t.Fatalf("pending snapshot: %+v", s)
+	}
+	closed(t, unread)
+	if s := next(t, read); len(s.Updates) != 1 {
+		t.Fatalf("pending snapshot: %+v", s)
+	}
+	closed(t, read)
+
+	closed(t, m.Subscribe(t.Context()))
+	if n := m.Subscribers(); n != 0 {
+		t.Fatalf("Subscribers after Close = %d", n)
+	}
+}
+
+func TestContextEndsSubscription(t *testing.T) {
+	var m watchable.Map[string, int]
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := m.Subscribe(ctx)
+	other := m.Subscribe(t.Context())
+	if n := m.Subscribers(); n != 2 {
+		t.Fatalf("Subscribers = %d; want 2", n)
+	}
+	next(t, ch)
+	cancel()
+	closed(t, ch)
+	if n := m.Subscribers(); n != 1 {
+		t.Fatalf("Subscribers after cancel = %d; want 1", n)
+	}
+	m.Store("a", 1) // must not touch the cancelled subscription
+	if s := next(t, other); len(s.Updates) != 1 || s.Revision != 1 {
+		t.Fatalf("other subscriber: %+v", s)
+	}
+
+	done, stop := context.WithCancel(t.Context())
+	stop()
+	closed(t, m.Subscribe(done))
+}
+
+func TestUnreadSubscriberDoesNotBlockWriters(t *testing.T) {
+	var m watchable.Map[int, int]
+	stalled := m.Subscribe(t.Context()) // never read until the end
+	const keys, writes = 100, 100_000
+	for i := range writes {
+		m.Store(i%keys, i)
+	}
+	s := next(t, stalled)
+	if len(s.Updates) != keys {
+		t.Fatalf("pending Updates = %d; want one per changed key (%d)", len(s.Updates), keys)
+	}
+	if s.Revision != writes {
+		t.Fatalf("Revision = %d; want %d", s.Revision, writes)
+	}
+	nothingPending(t, stalled)
+}
+
+func TestBatchPanicAppliesNothing(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	ch := m.Subscribe(t.Context())
+	next(t, ch)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic in the batch function did not propagate")
+			}
+		}()
+		m.Batch(func(b *watchable.Batch[string, int]) {
+			b.Store("b", 2)
+			b.Delete("a")
+			panic("boom")
+		})
+	}()
+	nothingPending(t, ch)
+	if diff := cmp.Diff(map[string]int{"a": 1}, m.LoadAll()); diff != "" {
+		t.Fatalf("contents after a panicking batch (-want +got):\n%s", diff)
+	}
+	m.Store("c", 3) // the map still works
+	next(t, ch)
+}
+
+func TestBatchSeesItsOwnWrites(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	m.Batch(func(b *watchable.Batch[string, int]) {
+		b.Store("b", 2)
+		if v, ok := b.Load("b"); !ok || v != 2 {
+			t.Errorf("Load(b) in batch = %v, %v", v, ok)
+		}
+		b.Delete("a")
+		if _, ok := b.Load("a"); ok {
+			t.Error("Load(a) in batch after Delete found it")
+		}
+		if b.Len() != 1 {
+			t.Errorf("Len in batch = %d; want 1", b.Len())
+		}
+	})
+}
+
+func TestReplace(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
+	ch := m.Subscribe(t.Context())
+	next(t, ch)
+	m.Replace(map[string]int{"a": 1, "b": 20, "d": 4})
+	s := next(t, ch)
+	want := []watchable.Update[string, int]{
+		{Key: "b", Value: 20}, {Key: "c", Delete: true, Value: 3}, {Key: "d", Value: 4},
+	}
+	if diff := cmp.Diff(want, sorted(s.Updates)); diff != "" {
+		t.Fatalf("Updates (-want +got):\n%s", diff)
+	}
+	m.Replace(map[string]int{"a": 1, "b": 20, "d": 4})
+	nothingPending(t, ch)
+}
