@@ -36,6 +36,8 @@ type view[V any] interface {
 	Updates() int
 	// Get reads key from the snapshot's state.
 	Get(key string) (V, bool)
+	// Len is the number of entries in the snapshot's state.
+	Len() int
 }
 
 // libNames are the libraries every scenario runs, ours first. They are the
@@ -91,6 +93,7 @@ func (o *ours[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct
 type ourView[V any] struct{ s watchable.Snapshot[string, V] }
 
 func (v *ourView[V]) Updates() int           { return len(v.s.Updates) }
+func (v *ourView[V]) Len() int               { return v.s.State.Len() }
 func (v *ourView[V]) Get(k string) (V, bool) { return v.s.State.Get(k) }
 
 // theirs adapts github.com/telepresenceio/watchable's Map.
@@ -127,4 +130,5 @@ func (t *theirs[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan stru
 type peerView[V any] struct{ s peer.Snapshot[string, V] }
 
 func (v *peerView[V]) Updates() int           { return len(v.s.Updates) }
+func (v *peerView[V]) Len() int               { return len(v.s.State) }
 func (v *peerView[V]) Get(k string) (V, bool) { x, ok := v.s.State[k]; return x, ok }

@@ -158,11 +158,28 @@ func (w *watcher[V]) check(_ int, v view[V]) {
 // wait returns once check has seen the expected store, or fails b after a
 // deadline generous enough for a loaded machine.
 func (w *watcher[V]) wait(b *testing.B) {
-	w.timer.Reset(2 * time.Minute)
+	w.timer.Reset(awaitLimit)
 	defer w.timer.Stop()
 	select {
 	case <-w.seen:
 	case <-w.timer.C:
 		b.Fatalf("subscriber never saw store %d", w.want.Load()-1)
+	}
+}
+
+// awaitLimit is how long a benchmark waits for a subscriber before failing:
+// generous, for a loaded machine.
+const awaitLimit = 2 * time.Minute
+
+// awaitSignal waits for a receive from ch, or fails b after awaitLimit. It
+// allocates a timer: use watcher.wait in measured loops that must not.
+func awaitSignal(b *testing.B, ch <-chan struct{}) {
+	b.Helper()
+	t := time.NewTimer(awaitLimit)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		b.Fatal("a subscriber never saw what the benchmark waited for")
 	}
 }

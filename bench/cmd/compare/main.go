@@ -44,6 +44,9 @@ var plan = []run{
 	{`^BenchmarkLoadAll$///^N=10000$`, "50x", 1},
 	{`^BenchmarkLoadAll$///^N=100000$`, "5x", 1},
 	{`^BenchmarkState$`, "20000x", 3},
+	{`^BenchmarkHandleSubscription$`, "20000x", 3},
+	{`^BenchmarkChain$/^lib=switchyard$`, "2000x", 3},
+	{`^BenchmarkChain$/^lib=peer$`, "100x", 1},
 }
 
 func main() {

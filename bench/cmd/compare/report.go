@@ -135,6 +135,19 @@ var sections = []section{
 		about: "switchyard's State (O(1), copies nothing) against the peer's LoadAll, the peer's only way to a consistent view.",
 		bench: "BenchmarkState", units: []string{"ns/op", "B/op"}, peerBench: "BenchmarkLoadAll",
 	},
+	{
+		title: "Consuming a subscription",
+		about: "Stores into a map of 10,000 entries while one consumer handles every update delivered; one op is one Store, until the consumer has the last. " +
+			"switchyard's consumer is message.HandleSubscription; the peer's is the loop its users write (range over snapshots, then over updates). " +
+			"handled/op below 1 means snapshots coalesced several Stores.",
+		bench: "BenchmarkHandleSubscription", units: []string{"ns/op", "B/op", "handled/op"},
+	},
+	{
+		title: "A chain of three translators",
+		about: "Head-to-tail latency of three stages over 10,000 keys, each mapping every entry to its value plus one: one Store at the head until a subscriber of the tail sees it. " +
+			"switchyard's stages are translator.Derive runners; the peer's are goroutines that subscribe to their input and Store every update into their output.",
+		bench: "BenchmarkChain", units: []string{"ns/op", "B/op", "allocs/op"},
+	},
 }
 
 func writeReport(w io.Writer, t *table, e env) {
