@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// run is one invocation of the benchmark binary.
+type run struct {
+	bench     string // the -bench pattern
+	benchtime string // the -benchtime, always a fixed count
+	count     int    // the -count: samples per benchmark; the report shows their median
+}
+
+// plan is the full suite. The peer gets fewer iterations and samples where
+// one of its Stores copies 10,000 or 100,000 entries per subscriber; the
+// report says so. Cheap runs take several samples, so that one disturbed
+// sample on a shared machine does not decide a figure.
+var plan = []run{
+	{`^BenchmarkStore$/^lib=switchyard$`, "2000x", 3},
+	{`^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x", 3},
+	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=[018]$`, "200x", 1},
+	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=64$`, "50x", 1},
+	{`^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x", 1},
+	{`^BenchmarkLatency$/^lib=switchyard$`, "20000x", 3},
+	{`^BenchmarkLatency$/^lib=peer$//^N=100$`, "20000x", 3},
+	{`^BenchmarkLatency$/^lib=peer$//^N=10000$`, "200x", 1},
+	{`^BenchmarkLatency$/^lib=peer$//^N=100000$`, "20x", 1},
+	{`^BenchmarkBurst$`, "20x", 3},
+	{`^BenchmarkIdleSubscriber$`, "100000x", 3},
+	{`^BenchmarkMemory$`, "1x", 1},
+	{`^BenchmarkLoad$`, "20000x", 3},
+	{`^BenchmarkLoadAll$///^N=100$`, "2000x", 3},
+	{`^BenchmarkLoadAll$///^N=10000$`, "50x", 1},
+	{`^BenchmarkLoadAll$///^N=100000$`, "5x", 1},
+	{`^BenchmarkState$`, "20000x", 3},
+	{`^BenchmarkHandleSubscription$`, "20000x", 3},
+	{`^BenchmarkChain$/^lib=switchyard$`, "2000x", 3},
+	{`^BenchmarkChain$/^lib=peer$`, "100x", 1},
+}
+
+func main() {
+	out := flag.String("o", "", "write the markdown report to this file instead of standard output")
+	raw := flag.String("raw", "", "also write the raw benchmark output, for benchstat, to this file")
+	pkg := flag.String("pkg", "./bench", "the benchmark package")
+	quick := flag.Bool("quick", false, "run every benchmark once at N=100: checks the suite, measures nothing")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := compare(ctx, *pkg, *out, *raw, *quick); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
+	dir, err := os.MkdirTemp("", "compare")
+	if err != nil {
+		return fmt.Errorf("making a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "bench.test")
+	if err := goCmd(ctx, os.Stderr, "test", "-c", "-o", bin, pkg); err != nil {
+		return fmt.Errorf("building the benchmarks of %s: %w", pkg, err)
+	}
+
+	runs, extra := plan, []string(nil)
+	if quick {
+		runs = []run{{".", "1x", 1}}
+		extra = []string{"-sizes=100"}
+	}
+	start := time.Now()
+	var rawOut bytes.Buffer
+	var commands []string
+	for _, r := range runs {
+		args := []string{"-test.run", "^$", "-test.bench", r.bench, "-test.benchtime", r.benchtime,
+			"-test.benchmem", "-test.count", fmt.Sprint(r.count), "-test.timeout", "30m"}
+		args = append(args, extra...)
+		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, pkg)
+		if len(extra) > 0 {
+			cmd += " " + strings.Join(extra, " ")
+		}
+		fmt.Fprintln(os.Stderr, "+", cmd)
+		began := time.Now()
+		c := exec.CommandContext(ctx, bin, args...)
+		c.Dir = pkg
+		c.Stdout = io.MultiWriter(&rawOut, &progress{})
+		c.Stderr = os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("running %s: %w", cmd, err)
+		}
+		commands = append(commands, fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second)))
+	}
+	elapsed := time.Since(start)
+
+	if raw != "" {
+		if err := os.WriteFile(raw, rawOut.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing raw output: %w", err)
+		}
+	}
+	results, err := parse(&rawOut)
+	if err != nil {
+		return fmt.Errorf("parsing benchmark output: %w", err)
+	}
+	env := environment(ctx)
+	env.Elapsed = elapsed.Round(time.Second)
+	env.Commands = commands
+	env.Quick = quick
+
+	var report bytes.Buffer
+	writeReport(&report, newTable(results), env)
+	if out == "" {
+		_, err := os.Stdout.Write(report.Bytes())
+		return err
+	}
+	if err := os.WriteFile(out, report.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// progress echoes result lines to standard error while the suite runs.
+// go test writes a benchmark's name before running it and its figures
+// after, so only whole lines are echoed.
+type progress struct{ partial []byte }
+
+func (p *progress) Write(b []byte) (int, error) {
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := p.partial[:i+1]
+		if bytes.HasPrefix(line, []byte("Benchmark")) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("--- ")) {
+			os.Stderr.Write(line)
+		}
+		p.partial = p.partial[i+1:]
+	}
+}
+
+func goCmd(ctx context.Context, stdout io.Writer, args ...string) error {
+	c := exec.CommandContext(ctx, "go", args...)
+	c.Stdout = stdout
+	c.Stderr = os.Stderr
+	return c.Run()
+}
+
+// env describes where and how the figures were taken.
+type env struct {
+	CPU       string
+	Cores     int
+	GoVersion string
+	OS        string
+	Commit    string
+	Peer      string // module path and version
+	Date      string
+	Elapsed   time.Duration
+	Commands  []string
+	Quick     bool
+}
+
+func environment(ctx context.Context) env {
+	e := env{
+		CPU:   cpuModel(),
+		Cores: runtime.NumCPU(),
+		OS:    runtime.GOOS + "/" + runtime.GOARCH,
+		Date:  time.Now().UTC().Format("2006-01-02"),
+	}
+	var b bytes.Buffer
+	if goCmd(ctx, &b, "env", "GOVERSION") == nil {
+		e.GoVersion = strings.TrimSpace(b.String())
+	} else {
+		e.GoVersion = runtime.Version()
+	}
+	b.Reset()
+	if goCmd(ctx, &b, "list", "-m", "github.com/telepresenceio/watchable") == nil {
+		e.Peer = strings.TrimSpace(b.String())
+	}
+	if c, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output(); err == nil {
+		e.Commit = strings.TrimSpace(string(c))
+	}
+	return e
+}
+
+// cpuModel returns the CPU's model name from /proc/cpuinfo, where there is one.
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

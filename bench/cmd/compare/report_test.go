@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustParse(t *testing.T, input string) *table {
+	t.Helper()
+	results, err := parse(strings.NewReader(input))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return newTable(results)
+}
+
+func TestMetricIsTheMedianOfSamples(t *testing.T) {
+	tb := mustParse(t, `BenchmarkLoad/lib=switchyard/val=k8s/N=100-2  20000  900 ns/op
+BenchmarkLoad/lib=switchyard/val=k8s/N=100-2  20000  5000 ns/op
+BenchmarkLoad/lib=switchyard/val=k8s/N=100-2  20000  1000 ns/op
+BenchmarkLoad/lib=peer/val=k8s/N=100-2  20000  600 ns/op
+BenchmarkLoad/lib=peer/val=k8s/N=100-2  20000  800 ns/op
+`)
+	tests := []struct {
+		lib  string
+		want float64
+	}{{ours, 1000}, {peer, 700}}
+	for _, tt := range tests {
+		got, ok := tb.metric("BenchmarkLoad/val=k8s/N=100", tt.lib, "ns/op")
+		if !ok || got != tt.want {
+			t.Errorf("metric(%s) = %v, %v; want %v, true", tt.lib, got, ok, tt.want)
+		}
+	}
+	if _, ok := tb.metric("BenchmarkLoad/val=k8s/N=100", ours, "B/op"); ok {
+		t.Error("metric found a unit no sample has")
+	}
+}
+
+func TestTargets(t *testing.T) {
+	tb := mustParse(t, `BenchmarkStore/lib=switchyard/val=int/N=10000/S=8-2   2000   1000 ns/op   100 B/op   5 allocs/op
+BenchmarkStore/lib=peer/val=int/N=10000/S=8-2   200   200000 ns/op   5000 B/op   50 allocs/op
+BenchmarkLatency/lib=switchyard/val=int/N=100-2   2000   3000 ns/op
+BenchmarkLatency/lib=switchyard/val=int/N=100000-2   2000   5000 ns/op
+BenchmarkLatency/lib=peer/val=int/N=100-2   2000   4000 ns/op
+BenchmarkLatency/lib=peer/val=int/N=100000-2   20   4000000 ns/op
+BenchmarkMemory/lib=switchyard/val=k8s/N=100000/S=8-2   1   100 ns/op   150 heap-MB
+BenchmarkMemory/lib=peer/val=k8s/N=100000/S=8-2   1   100 ns/op   1200 heap-MB
+BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=0-2   100000   1000 ns/op
+BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1050 ns/op
+--- SKIP: BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=1-2
+    idle_test.go:61: publisher blocked after 3 of 100 stores
+BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
+`)
+	var got []string
+	for _, tg := range targets(tb) {
+		got = append(got, tg.verdict+": "+tg.measured)
+	}
+	want := []string{
+		"MISS: 200× faster, 50.0× fewer bytes",
+		"n/a: ",
+		"n/a: ",
+		"PASS: 1.67× (3.00 µs → 5.00 µs); peer 1000× (4.00 µs → 4.00 ms)",
+		"PASS: 150 MB vs 1.20 GB: 1/8.00",
+		"n/a: ",
+		"PASS: +5.0%; peer blocks",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+}
+
+func TestReportShowsBlockedPeer(t *testing.T) {
+	tb := mustParse(t, `BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1050 ns/op   0.5 retained-MB
+--- SKIP: BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=1-2
+    idle_test.go:61: publisher blocked after 3 of 100 stores
+`)
+	var b bytes.Buffer
+	writeReport(&b, tb, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
+	want := "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks the row %q:\n%s", want, b.String())
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{612.5, "ns/op", "612 ns"},
+		{1364568, "ns/op", "1.36 ms"},
+		{2.07e9, "ns/op", "2.07 s"},
+		{0, "B/op", "0 B"},
+		{379620, "B/op", "380 kB"},
+		{1250, "heap-MB", "1.25 GB"},
+		{4.4, "snapshots/op", "4.40"},
+		{227.3, "updates/snapshot", "227"},
+	}
+	for _, tt := range tests {
+		if got := format(tt.v, tt.unit); got != tt.want {
+			t.Errorf("format(%v, %q) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+// Package bench measures switchyard's watchable.Map side by side with
+// github.com/telepresenceio/watchable, the library it models, on identical
+// inputs.
+//
+// Every scenario is a Go benchmark whose sub-benchmark names carry the
+// library as a key, lib=switchyard or lib=peer, so benchstat can pivot on it:
+//
+//	go test -run '^$' -bench . -benchmem ./bench > new.txt
+//	benchstat -col /lib new.txt
+//
+// The files hold one scenario each: store (publisher cost with subscribers
+// reading), latency (one Store until a subscriber has it), burst (a slow
+// subscriber under a burst of writes), idle (a subscriber that never reads),
+// memory (live heap with subscribers attached), reads (Load, LoadAll,
+// State) and framework (message.HandleSubscription, and a chain of three
+// translator.Derive stages, each against what a peer user writes by hand). values.go holds the realistic value types: a Kubernetes-style
+// object with a hand-written DeepCopy and a protobuf message.
+//
+// bench/cmd/compare runs the whole suite with fixed iteration counts and
+// prints the markdown report committed as docs/benchmarks.md.
+//
+// Nothing imports this package; it exists for its benchmarks.
+package bench

@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// blockedAfter is how long the publisher may make no progress at all before
+// the idle scenario reports it as blocked instead of hanging.
+const blockedAfter = 10 * time.Second
+
+// BenchmarkIdleSubscriber measures publisher throughput without (idle=0) and
+// with (idle=1) one subscriber that never reads its channel.
+//
+// retained-MB (10^6 bytes) is how much more live heap there is after the
+// b.N Stores than before them, after a full GC: what a never-reading
+// subscriber makes the map hold on to. It depends on b.N, so compare runs
+// with the same -benchtime. A publisher that
+// stops making progress is reported as blocked=1 and the benchmark is
+// skipped, rather than hanging the suite.
+func BenchmarkIdleSubscriber(b *testing.B) {
+	ns := upTo(sizes(b), 10000)
+	forEachLib(b, func(b *testing.B, lib string) {
+		b.Run("val="+ints.name, func(b *testing.B) {
+			for _, n := range ns {
+				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+					for _, idle := range []int{0, 1} {
+						b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
+							benchIdle(b, newKV[int](lib), ints, n, idle)
+						})
+					}
+				})
+			}
+		})
+	})
+}
+
+func benchIdle[V any](b *testing.B, m kv[V], vk valueKind[V], n, idle int) {
+	keys, ring := keysFor(n), vk.ring()
+	defer m.Close()
+	fill(m, keys, vk)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range idle {
+		m.SubscribeIdle(ctx)
+	}
+	before := liveHeap()
+
+	var progress atomic.Int64
+	done := make(chan struct{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		defer close(done)
+		for i := range b.N {
+			m.Store(keys[i%n], ring[i%ringSize])
+			progress.Store(int64(i + 1))
+		}
+	}()
+	if !waitProgress(done, &progress) {
+		b.ReportMetric(1, "blocked")
+		// Ending the subscription may free the publisher; if it does not,
+		// the leak check at the end of the run will say so.
+		cancel()
+		b.Skipf("publisher blocked after %d of %d stores with a never-reading subscriber", progress.Load(), b.N)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(liveHeap()-before)/1e6, "retained-MB")
+}
+
+// waitProgress waits for done, and reports false if the counter stood still
+// for blockedAfter first.
+func waitProgress(done <-chan struct{}, progress *atomic.Int64) bool {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last, since := int64(-1), time.Now()
+	for {
+		select {
+		case <-done:
+			return true
+		case <-tick.C:
+			if p := progress.Load(); p != last {
+				last, since = p, time.Now()
+			} else if time.Since(since) > blockedAfter {
+				return false
+			}
+		}
+	}
+}
+
+// liveHeap returns the bytes of live heap objects after a full collection.
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}

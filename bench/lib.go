@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+
+	peer "github.com/telepresenceio/watchable"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// kv is the small common face of both libraries that every scenario drives,
+// so the two run the same code on the same inputs. Keys are strings, as
+// Kubernetes-style names are.
+type kv[V any] interface {
+	Store(key string, v V)
+	// Fill stores value(i) at keys[i] for every key of an empty map. It is
+	// setup, never measured: switchyard does it in one Batch, the peer,
+	// which has no batches, with one Store per key.
+	Fill(keys []string, value func(i int) V)
+	Load(key string) (V, bool)
+	LoadAll() map[string]V
+	// Subscribe starts a goroutine that reads the library's subscription
+	// channel as fast as it can and calls fn with each snapshot, in order.
+	// The goroutine ends when ctx is done; the returned channel is closed
+	// after it has.
+	Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{}
+	// SubscribeIdle subscribes and never reads the channel.
+	SubscribeIdle(ctx context.Context)
+	Close()
+}
+
+// view is one received snapshot as a subscriber sees it. A view is only
+// valid during the call it is passed to.
+type view[V any] interface {
+	// Updates is the number of updates the snapshot carries.
+	Updates() int
+	// Get reads key from the snapshot's state.
+	Get(key string) (V, bool)
+	// Len is the number of entries in the snapshot's state.
+	Len() int
+}
+
+// libNames are the libraries every scenario runs, ours first. They are the
+// values of the lib= key in benchmark names.
+var libNames = []string{"switchyard", "peer"}
+
+// newKV returns an empty map of the library called name.
+func newKV[V any](name string) kv[V] {
+	switch name {
+	case "switchyard":
+		return &ours[V]{}
+	case "peer":
+		return &theirs[V]{}
+	}
+	panic("bench: unknown library " + name)
+}
+
+// ours adapts switchyard's watchable.Map.
+type ours[V any] struct{ m watchable.Map[string, V] }
+
+func (o *ours[V]) Store(k string, v V)     { o.m.Store(k, v) }
+func (o *ours[V]) Load(k string) (V, bool) { return o.m.Load(k) }
+
+func (o *ours[V]) Fill(keys []string, value func(int) V) {
+	o.m.Batch(func(b *watchable.Batch[string, V]) {
+		for i, k := range keys {
+			b.Store(k, value(i))
+		}
+	})
+}
+
+func (o *ours[V]) LoadAll() map[string]V             { return o.m.LoadAll() }
+func (o *ours[V]) SubscribeIdle(ctx context.Context) { o.m.Subscribe(ctx) }
+func (o *ours[V]) Close()                            { o.m.Close() }
+
+// State is switchyard's O(1) view of the whole map; the peer has none.
+func (o *ours[V]) State() watchable.State[string, V] { return o.m.State() }
+
+func (o *ours[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	ch := o.m.Subscribe(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v := &ourView[V]{}
+		for s := range ch {
+			v.s = s
+			fn(v)
+		}
+	}()
+	return done
+}
+
+type ourView[V any] struct{ s watchable.Snapshot[string, V] }
+
+func (v *ourView[V]) Updates() int           { return len(v.s.Updates) }
+func (v *ourView[V]) Len() int               { return v.s.State.Len() }
+func (v *ourView[V]) Get(k string) (V, bool) { return v.s.State.Get(k) }
+
+// theirs adapts github.com/telepresenceio/watchable's Map.
+type theirs[V any] struct{ m peer.Map[string, V] }
+
+func (t *theirs[V]) Store(k string, v V)     { t.m.Store(k, v) }
+func (t *theirs[V]) Load(k string) (V, bool) { return t.m.Load(k) }
+func (t *theirs[V]) Fill(keys []string, value func(int) V) {
+	for i, k := range keys {
+		t.m.Store(k, value(i))
+	}
+}
+func (t *theirs[V]) LoadAll() map[string]V { return t.m.LoadAll() }
+func (t *theirs[V]) Close()                { t.m.Close() }
+
+// SubscribeIdle subscribes without reading. The peer starts a goroutine per
+// subscription that takes every update from Store; it ends when ctx is done.
+func (t *theirs[V]) SubscribeIdle(ctx context.Context) { t.m.Subscribe(ctx) }
+
+func (t *theirs[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	ch := t.m.Subscribe(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v := &peerView[V]{}
+		for s := range ch {
+			v.s = s
+			fn(v)
+		}
+	}()
+	return done
+}
+
+type peerView[V any] struct{ s peer.Snapshot[string, V] }
+
+func (v *peerView[V]) Updates() int           { return len(v.s.Updates) }
+func (v *peerView[V]) Len() int               { return len(v.s.State) }
+func (v *peerView[V]) Get(k string) (V, bool) { x, ok := v.s.State[k]; return x, ok }

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+// TestLibrariesAgree checks that both adapters do what the scenarios assume,
+// on the same inputs: a Store is visible to Load, LoadAll and a subscriber.
+func TestLibrariesAgree(t *testing.T) {
+	for _, lib := range libNames {
+		t.Run(lib, func(t *testing.T) {
+			m := newKV[*Service](lib)
+			defer m.Close()
+			keys := keysFor(3)
+			fill(m, keys, services)
+
+			got, ok := m.Load(keys[1])
+			if !ok {
+				t.Fatalf("Load(%q) found nothing after fill", keys[1])
+			}
+			if diff := cmp.Diff(newService(1, 0), got); diff != "" {
+				t.Errorf("Load(%q) (-want +got):\n%s", keys[1], diff)
+			}
+			if all := m.LoadAll(); len(all) != len(keys) {
+				t.Errorf("LoadAll has %d entries, want %d", len(all), len(keys))
+			}
+
+			w := newWatcher(keys, services.ring(), services)
+			stop := subscribers(m, 1, w.check)
+			defer stop()
+			k, v := w.value(4)
+			w.expect(4)
+			m.Store(k, v)
+			waitSeen(t, w)
+		})
+	}
+}
+
+func waitSeen[V any](t *testing.T, w *watcher[V]) {
+	t.Helper()
+	select {
+	case <-w.seen:
+	case <-time.After(time.Minute):
+		t.Fatal("the subscriber never saw the store")
+	}
+}
+
+// TestEveryStoreChanges checks the property the scenarios rely on to make
+// every Store a change for both libraries: cycling through the ring never
+// stores the value a key already has.
+func TestEveryStoreChanges(t *testing.T) {
+	for _, n := range []int{burstKeys, 100, 10000, 100000} {
+		if n%ringSize == 0 {
+			t.Errorf("N=%d is a multiple of ringSize %d: the ring would store unchanged values", n, ringSize)
+		}
+	}
+}
+
+// TestValueKinds checks that each kind's rev survives the value and that
+// the libraries' deep copies of the realistic values are equal but separate.
+func TestValueKinds(t *testing.T) {
+	if got := ints.rev(ints.make(3, 7)); got != 7 {
+		t.Errorf("ints: rev = %d, want 7", got)
+	}
+	if got := services.rev(services.make(3, 7)); got != 7 {
+		t.Errorf("services: rev = %d, want 7", got)
+	}
+	if got := protos.rev(protos.make(3, 7)); got != 7 {
+		t.Errorf("protos: rev = %d, want 7", got)
+	}
+
+	s := newService(3, 7)
+	c := s.DeepCopy()
+	if diff := cmp.Diff(s, c); diff != "" {
+		t.Errorf("Service.DeepCopy differs (-orig +copy):\n%s", diff)
+	}
+	c.Labels["app"] = "changed"
+	c.Spec.Ports[0].Port = 1
+	c.Status.Conditions[0].Reason = "changed"
+	if diff := cmp.Diff(newService(3, 7), s); diff != "" {
+		t.Errorf("mutating the copy changed the original (-want +got):\n%s", diff)
+	}
+	var nilService *Service
+	if nilService.DeepCopy() != nil {
+		t.Error("DeepCopy of a nil *Service is not nil")
+	}
+
+	if diff := cmp.Diff(newProto(3, 7), newProto(3, 7), protocmp.Transform()); diff != "" {
+		t.Errorf("newProto is not deterministic (-a +b):\n%s", diff)
+	}
+}
+
+// TestIdleSubscriberDoesNotHang checks that a never-reading subscriber can
+// be attached and ended with either library.
+func TestIdleSubscriberDoesNotHang(t *testing.T) {
+	for _, lib := range libNames {
+		t.Run(lib, func(t *testing.T) {
+			m := newKV[int](lib)
+			defer m.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			m.SubscribeIdle(ctx)
+			for i := range 10 {
+				m.Store("k", i+1)
+			}
+			if got, _ := m.Load("k"); got != 10 {
+				t.Errorf("Load = %d, want 10", got)
+			}
+		})
+	}
+}

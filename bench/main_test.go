@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var sizesFlag = flag.String("sizes", "100,10000,100000",
+	"comma-separated map sizes N for the scenarios; -short caps them at 10000")
+
+// sizes returns the map sizes to run, from -sizes.
+func sizes(b *testing.B) []int {
+	b.Helper()
+	var out []int
+	for _, f := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("bad -sizes %q: %q is not a positive integer", *sizesFlag, f)
+		}
+		if testing.Short() && n > 10000 {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// subscriberCounts are the S values of the store scenario; -short drops 64.
+func subscriberCounts() []int {
+	if testing.Short() {
+		return []int{0, 1, 8}
+	}
+	return []int{0, 1, 8, 64}
+}
+
+// forEachLib runs fn as a sub-benchmark lib=NAME for each library.
+func forEachLib(b *testing.B, fn func(b *testing.B, lib string)) {
+	for _, name := range libNames {
+		b.Run("lib="+name, func(b *testing.B) { fn(b, name) })
+	}
+}
+
+// upTo returns the elements of ns that are at most limit.
+func upTo(ns []int, limit int) []int {
+	var out []int
+	for _, n := range ns {
+		if n <= limit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+var (
+	keysMu     sync.Mutex
+	keysBySize = map[int][]string{}
+)
+
+// keysFor returns n distinct keys, shaped like namespace/name, shared by
+// every benchmark of that size so they are not part of any measurement.
+func keysFor(n int) []string {
+	keysMu.Lock()
+	defer keysMu.Unlock()
+	if k, ok := keysBySize[n]; ok {
+		return k
+	}
+	k := make([]string, n)
+	for i := range k {
+		k[i] = fmt.Sprintf("ns-%d/svc-%06d", i%20, i)
+	}
+	keysBySize[n] = k
+	return k
+}
+
+// fill stores keys[i] = vk.make(i, 0) for every key, before any subscriber
+// exists.
+func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
+	m.Fill(keys, func(i int) V { return vk.make(i, 0) })
+}
+
+// subscribers attaches n subscribers to m, numbered 0..n-1, that call fn
+// with their number and every snapshot (fn may be nil), and returns once
+// each has handled its first snapshot. stop ends them and waits until they
+// are gone.
+func subscribers[V any](m kv[V], n int, fn func(sub int, v view[V])) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var first sync.WaitGroup
+	first.Add(n)
+	dones := make([]<-chan struct{}, n)
+	for i := range dones {
+		started := false
+		dones[i] = m.Subscribe(ctx, func(v view[V]) {
+			if fn != nil {
+				fn(i, v)
+			}
+			if !started {
+				started = true
+				first.Done()
+			}
+		})
+	}
+	first.Wait()
+	return func() {
+		cancel()
+		for _, d := range dones {
+			<-d
+		}
+	}
+}
+
+// watcher lets a publisher wait until a subscriber has seen a particular
+// Store: the publisher calls expect before the Store and wait after it; the
+// subscriber calls check with every snapshot.
+type watcher[V any] struct {
+	keys  []string
+	ring  []V
+	rev   func(V) int
+	want  atomic.Int64 // i+1 for the i-th store awaited; 0 for none
+	seen  chan struct{}
+	timer *time.Timer // reused, so waiting allocates nothing
+}
+
+func newWatcher[V any](keys []string, ring []V, vk valueKind[V]) *watcher[V] {
+	return &watcher[V]{keys: keys, ring: ring, rev: vk.rev, seen: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+}
+
+// value returns what the i-th store writes, and where.
+func (w *watcher[V]) value(i int) (string, V) {
+	return w.keys[i%len(w.keys)], w.ring[i%len(w.ring)]
+}
+
+func (w *watcher[V]) expect(i int) { w.want.Store(int64(i) + 1) }
+
+func (w *watcher[V]) check(_ int, v view[V]) {
+	want := w.want.Load()
+	if want == 0 {
+		return
+	}
+	k, val := w.value(int(want - 1))
+	if got, ok := v.Get(k); ok && w.rev(got) == w.rev(val) && w.want.CompareAndSwap(want, 0) {
+		w.seen <- struct{}{}
+	}
+}
+
+// wait returns once check has seen the expected store, or fails b after a
+// deadline generous enough for a loaded machine.
+func (w *watcher[V]) wait(b *testing.B) {
+	w.timer.Reset(awaitLimit)
+	defer w.timer.Stop()
+	select {
+	case <-w.seen:
+	case <-w.timer.C:
+		b.Fatalf("subscriber never saw store %d", w.want.Load()-1)
+	}
+}
+
+// awaitLimit is how long a benchmark waits for a subscriber before failing:
+// generous, for a loaded machine.
+const awaitLimit = 2 * time.Minute
+
+// awaitSignal waits for a receive from ch, or fails b after awaitLimit. It
+// allocates a timer: use watcher.wait in measured loops that must not.
+func awaitSignal(b *testing.B, ch <-chan struct{}) {
+	b.Helper()
+	t := time.NewTimer(awaitLimit)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		b.Fatal("a subscriber never saw what the benchmark waited for")
+	}
+}

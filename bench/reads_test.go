@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// BenchmarkLoad measures Load of one key (a deep copy of its value) from a
+// map of N Kubernetes-style objects.
+func BenchmarkLoad(b *testing.B) {
+	ns := sizes(b)
+	forEachLib(b, func(b *testing.B, lib string) {
+		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
+			for i := range b.N {
+				if _, ok := m.Load(keys[i%len(keys)]); !ok {
+					b.Fatalf("Load(%q) found nothing", keys[i%len(keys)])
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkLoadAll measures LoadAll (a deep copy of every entry) of a map of
+// N Kubernetes-style objects.
+func BenchmarkLoadAll(b *testing.B) {
+	ns := sizes(b)
+	forEachLib(b, func(b *testing.B, lib string) {
+		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
+			for range b.N {
+				if got := m.LoadAll(); len(got) != len(keys) {
+					b.Fatalf("LoadAll returned %d entries, want %d", len(got), len(keys))
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkState measures switchyard's State: a consistent view of the whole
+// map that copies nothing. The peer has no equivalent; the report sets it
+// against the peer's LoadAll, the only way to get a consistent view there.
+func BenchmarkState(b *testing.B) {
+	lib := libNames[0]
+	ns := sizes(b)
+	b.Run("lib="+lib, func(b *testing.B) {
+		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
+			s := m.(interface {
+				State() watchable.State[string, *Service]
+			})
+			for range b.N {
+				if got := s.State().Len(); got != len(keys) {
+					b.Fatalf("State has %d entries, want %d", got, len(keys))
+				}
+			}
+		})
+	})
+}
+
+func readMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns []int, read func(*testing.B, kv[V], []string)) {
+	b.Run("val="+vk.name, func(b *testing.B) {
+		for _, n := range ns {
+			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+				keys := keysFor(n)
+				m := newKV[V](lib)
+				defer m.Close()
+				fill(m, keys, vk)
+				b.ReportAllocs()
+				b.ResetTimer()
+				read(b, m, keys)
+			})
+		}
+	})
+}
