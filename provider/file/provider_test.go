@@ -380,3 +380,44 @@ func TestConfigMapVolume(t *testing.T) {
 	version("..v2", backendYAML("", "web", "h", 2))
 	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
 }
+
+// TestSymlinkedDirectory follows a directory that is a symlink, as in a
+// deployment that switches "current" from one release to the next: changes
+// in its target are seen, and so is the switch, by events alone.
+func TestSymlinkedDirectory(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"v1", "v2"} {
+		if err := os.Mkdir(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "current")
+	if err := os.Symlink("v1", link); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, link, file.WithRescanInterval(0)) // events only
+	f.start(t)
+
+	write(t, filepath.Join(root, "v1"), "a.yaml", backendYAML("", "web", "h", 1))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+
+	// Switch the link atomically, the way `ln -sfn` does.
+	write(t, filepath.Join(root, "v2"), "a.yaml", backendYAML("", "web", "h", 2))
+	if err := os.Symlink("v2", filepath.Join(root, "next")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "next"), link); err != nil {
+		t.Fatal(err)
+	}
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+
+	// The new target is the one watched now.
+	write(t, filepath.Join(root, "v2"), "a.yaml", backendYAML("", "web", "h", 3))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 3)})
+	write(t, filepath.Join(root, "v1"), "b.yaml", backendYAML("", "old", "h", 4))
+	write(t, filepath.Join(root, "v2"), "c.yaml", backendYAML("", "new", "h", 5))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{
+		nn("", "web"): backend("", "web", "h", 3),
+		nn("", "new"): backend("", "new", "h", 5),
+	})
+}
