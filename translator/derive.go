@@ -47,7 +47,8 @@ import (
 // The runner is the owner of out: it deletes keys it no longer produces, and
 // its first publication deletes anything else out held. Do not give out
 // another writer. Run returns nil when ctx is done; if in is closed, the
-// runner keeps its outputs and waits for ctx. Run must not be called again
+// runner keeps its outputs and waits for ctx (a map closed before Run is
+// translated once, from its final contents). Run must not be called again
 // while it is running.
 func Derive[K1 comparable, V1 any, K2 comparable, V2 any](
 	name string,
@@ -100,7 +101,14 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 			return nil
 		case snap, ok := <-sub:
 			if !ok {
-				<-ctx.Done() // closed by ctx, or the input map was closed
+				// Closed by ctx, or the input map was closed. A map closed
+				// before Run delivers nothing, but its contents are final
+				// and readable: translate them once.
+				if first && ctx.Err() == nil {
+					r.apply(ctx, initial(d.in), true)
+					d.readyOnce.Do(func() { close(d.ready) })
+				}
+				<-ctx.Done()
 				return nil
 			}
 			r.apply(ctx, snap, first)
@@ -110,6 +118,17 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// initial is the snapshot a subscription to m would deliver first.
+func initial[K comparable, V any](m *watchable.Map[K, V]) watchable.Snapshot[K, V] {
+	st := m.State()
+	snap := watchable.Snapshot[K, V]{State: st, Revision: m.Revision()}
+	snap.Updates = make([]watchable.Update[K, V], 0, st.Len())
+	for k, v := range st.All() {
+		snap.Updates = append(snap.Updates, watchable.Update[K, V]{Key: k, Value: v})
+	}
+	return snap
 }
 
 // deriveRun is the state of one Run: what each input key produced last, and

@@ -240,3 +240,18 @@ func TestDeriveRunReturnsNilWhenDone(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveInputClosedBeforeRun checks that a map closed before Run (filled
+// once, say, then closed) is still translated: its contents stay readable.
+func TestDeriveInputClosedBeforeRun(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x,y")
+	in.Close()
+	out.Store("stale", "from an earlier run")
+	r := translator.Derive("split", in, out, split)
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a", "a/y": "y from a"}, out.State().Map()); diff != "" {
+		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	}
+}
