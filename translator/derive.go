@@ -49,7 +49,7 @@ import (
 // another writer. Run returns nil when ctx is done; if in is closed, the
 // runner keeps its outputs and waits for ctx (a map closed before Run is
 // translated once, from its final contents). Run must not be called again
-// while it is running.
+// while it is running; Name and Ready are safe to call from any goroutine.
 func Derive[K1 comparable, V1 any, K2 comparable, V2 any](
 	name string,
 	in *watchable.Map[K1, V1],
