@@ -104,14 +104,15 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 				// Closed by ctx, or the input map was closed. A map closed
 				// before Run delivers nothing, but its contents are final
 				// and readable: translate them once.
-				if first && ctx.Err() == nil {
-					r.apply(ctx, initial(d.in), true)
+				if first && r.apply(ctx, initial(d.in), true) {
 					d.readyOnce.Do(func() { close(d.ready) })
 				}
 				<-ctx.Done()
 				return nil
 			}
-			r.apply(ctx, snap, first)
+			if !r.apply(ctx, snap, first) {
+				return nil
+			}
 			if first {
 				first = false
 				d.readyOnce.Do(func() { close(d.ready) })
@@ -149,9 +150,16 @@ type deriveRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
 	touched []K2 // output keys to publish in this snapshot
 }
 
-func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) {
+// apply translates the changes of snap and publishes the result. It
+// returns false, having published nothing, when ctx is done before it
+// finishes: Run is ending, and errors caused by the cancellation are not
+// failures of the transformation.
+func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) bool {
 	r.touched = r.touched[:0]
 	for _, u := range snap.Updates {
+		if ctx.Err() != nil {
+			return false
+		}
 		if u.Delete {
 			r.set(u.Key, nil)
 			if _, ok := r.failed[u.Key]; ok {
@@ -162,6 +170,9 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		}
 		outs, stack, err := r.call(ctx, u.Key, u.Value)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
 			r.fail(u.Key, err, stack)
 			continue
 		}
@@ -177,6 +188,7 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		r.dirty = false
 		runner.Report(ctx, r.summary())
 	}
+	return true
 }
 
 // call runs the transformation, turning a panic into an error.
