@@ -64,14 +64,17 @@ func HandleSubscription[K comparable, V any](ctx context.Context, meta Metadata,
 			return
 		}
 		h.delivered(len(snap.Updates))
+		handled := 0
 		for _, u := range snap.Updates {
 			if ctx.Err() != nil {
-				return
+				break
 			}
 			if p, err := call(ctx, h, handle, u); p != nil || err != nil {
 				h.failed(p, err, "key", u.Key, "delete", u.Delete, "revision", snap.Revision)
 			}
+			handled++
 		}
+		h.handled(handled)
 	}
 }
 
@@ -91,6 +94,7 @@ func HandleSnapshots[K comparable, V any](ctx context.Context, meta Metadata, su
 		if p, err := call(ctx, h, handle, snap); p != nil || err != nil {
 			h.failed(p, err, "revision", snap.Revision, "updates", len(snap.Updates))
 		}
+		h.handled(len(snap.Updates))
 	}
 }
 
@@ -141,10 +145,18 @@ func newHandler(meta Metadata, opts []Option) *handler {
 	return h
 }
 
+// delivered records the size of a snapshot received from the subscription.
 func (h *handler) delivered(updates int) {
 	if h.metrics {
-		h.updates.Add(float64(updates))
 		h.batch.Observe(float64(updates))
+	}
+}
+
+// handled counts updates passed to the handler, once per snapshot rather
+// than per update to keep the loop cheap.
+func (h *handler) handled(updates int) {
+	if h.metrics && updates > 0 {
+		h.updates.Add(float64(updates))
 	}
 }
 

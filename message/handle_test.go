@@ -449,6 +449,36 @@ func TestStopsMidSnapshotWhenCtxIsDone(t *testing.T) {
 	m.Close() // ends the subscription
 }
 
+// TestMetricsCountWhatWasHandled checks that updates left unhandled when ctx
+// is done mid-snapshot are not counted as handled.
+func TestMetricsCountWhatWasHandled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := prometheus.NewRegistry()
+	metrics, err := message.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
+	sub := m.Subscribe(context.Background())
+	m.Close()
+	message.HandleSubscription(ctx, meta, sub, func(context.Context, watchable.Update[string, int]) error {
+		cancel()
+		return nil
+	}, message.WithMetrics(metrics))
+	want := map[string]float64{
+		"switchyard_message_updates_total":            1,
+		"switchyard_message_handler_errors_total":     0,
+		"switchyard_message_handler_panics_total":     0,
+		"switchyard_message_handler_duration_seconds": 1,
+		"switchyard_message_snapshot_updates":         1, // one snapshot of 3 updates delivered
+	}
+	if diff := cmp.Diff(want, handlerMetrics(t, reg)); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
 func TestPendingChangesAreHandledBeforeClose(t *testing.T) {
 	var m watchable.Map[string, int]
 	m.Store("a", 1)

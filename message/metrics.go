@@ -10,7 +10,7 @@ import (
 // of observed maps (see ObserveMap). Handler metrics carry the labels
 // "runner" and "message" from Metadata:
 //
-//	switchyard_message_updates_total                 counter: updates delivered to handlers
+//	switchyard_message_updates_total                 counter: updates handled (passed to a handler)
 //	switchyard_message_handler_errors_total          counter: errors returned by handlers
 //	switchyard_message_handler_panics_total          counter: panics recovered from handlers
 //	switchyard_message_handler_duration_seconds      histogram: time per handler call
@@ -41,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		updates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_message_updates_total",
-			Help: "Updates delivered to message handlers.",
+			Help: "Updates handled by message handlers (for a snapshot handler, the updates of the snapshots it was given).",
 		}, handlerLabels),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_message_handler_errors_total",

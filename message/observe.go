@@ -9,7 +9,8 @@ import (
 )
 
 // MapStats is what ObserveMap reads from a map. Every *watchable.Map
-// implements it.
+// implements it. Its methods are called on the goroutine that gathers the
+// metrics, so they must be safe for concurrent use.
 type MapStats interface {
 	Len() int
 	Revision() uint64

@@ -370,6 +370,11 @@ func (g *Group) abandon() error {
 		g.set(m, StateFailed, reason)
 	}
 	g.finish()
+	if len(stuck) == 0 {
+		// The grace period ended just as the last runner returned, before
+		// the group noticed: nobody is stuck.
+		return g.firstErr
+	}
 	g.log.Error("runners did not stop; abandoning their goroutines", "runners", stuck, "grace", g.grace)
 	return errors.Join(g.firstErr, fmt.Errorf("%w (%v): %s", ErrStuck, g.grace, strings.Join(stuck, ", ")))
 }

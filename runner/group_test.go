@@ -581,3 +581,20 @@ func TestReport(t *testing.T) {
 		t.Errorf("status changed after Run returned: %+v, want %+v", after, final)
 	}
 }
+
+// TestGraceDoesNotBlameRunnersThatReturned races the grace period against
+// runners that return as soon as they are cancelled: Run may find some of
+// them stuck, but must never report ErrStuck without a runner to name.
+func TestGraceDoesNotBlameRunnersThatReturned(t *testing.T) {
+	for i := range 500 {
+		ctx, cancel := context.WithCancel(context.Background())
+		g := runner.NewGroup(runner.Options{Grace: time.Nanosecond})
+		errc := start(ctx, g, runner.Func("a", untilDone(returnNil)), runner.Func("b", untilDone(returnCtxErr)))
+		waitClosed(t, g.Ready(), "the group to be ready")
+		cancel()
+		err := wait(t, errc)
+		if errors.Is(err, runner.ErrStuck) && !strings.Contains(err.Error(), `"a"`) && !strings.Contains(err.Error(), `"b"`) {
+			t.Fatalf("run %d: Run() = %v, naming no stuck runner", i, err)
+		}
+	}
+}

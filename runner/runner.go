@@ -35,7 +35,8 @@ func Report(ctx context.Context, err error) {
 }
 
 // Func returns a Runner with the given name whose Run calls fn. It suits
-// small components that need no type of their own.
+// small components that need no type of their own. The Runner holds nothing
+// else: it is safe for concurrent use, and may run again, as far as fn is.
 func Func(name string, fn func(ctx context.Context) error) Runner {
 	return funcRunner{name: name, fn: fn}
 }

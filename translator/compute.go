@@ -45,7 +45,7 @@ type Input interface {
 // out another writer.
 //
 // Run returns nil when ctx is done. Run must not be called again while it is
-// running.
+// running; Name and Ready are safe to call from any goroutine.
 func Compute[K comparable, V any](
 	name string,
 	out *watchable.Map[K, V],

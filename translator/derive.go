@@ -47,8 +47,9 @@ import (
 // The runner is the owner of out: it deletes keys it no longer produces, and
 // its first publication deletes anything else out held. Do not give out
 // another writer. Run returns nil when ctx is done; if in is closed, the
-// runner keeps its outputs and waits for ctx. Run must not be called again
-// while it is running.
+// runner keeps its outputs and waits for ctx (a map closed before Run is
+// translated once, from its final contents). Run must not be called again
+// while it is running; Name and Ready are safe to call from any goroutine.
 func Derive[K1 comparable, V1 any, K2 comparable, V2 any](
 	name string,
 	in *watchable.Map[K1, V1],
@@ -100,16 +101,35 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 			return nil
 		case snap, ok := <-sub:
 			if !ok {
-				<-ctx.Done() // closed by ctx, or the input map was closed
+				// Closed by ctx, or the input map was closed. A map closed
+				// before Run delivers nothing, but its contents are final
+				// and readable: translate them once.
+				if first && r.apply(ctx, initial(d.in), true) {
+					d.readyOnce.Do(func() { close(d.ready) })
+				}
+				<-ctx.Done()
 				return nil
 			}
-			r.apply(ctx, snap, first)
+			if !r.apply(ctx, snap, first) {
+				return nil
+			}
 			if first {
 				first = false
 				d.readyOnce.Do(func() { close(d.ready) })
 			}
 		}
 	}
+}
+
+// initial is the snapshot a subscription to m would deliver first.
+func initial[K comparable, V any](m *watchable.Map[K, V]) watchable.Snapshot[K, V] {
+	st := m.State()
+	snap := watchable.Snapshot[K, V]{State: st, Revision: m.Revision()}
+	snap.Updates = make([]watchable.Update[K, V], 0, st.Len())
+	for k, v := range st.All() {
+		snap.Updates = append(snap.Updates, watchable.Update[K, V]{Key: k, Value: v})
+	}
+	return snap
 }
 
 // deriveRun is the state of one Run: what each input key produced last, and
@@ -130,9 +150,16 @@ type deriveRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
 	touched []K2 // output keys to publish in this snapshot
 }
 
-func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) {
+// apply translates the changes of snap and publishes the result. It
+// returns false, having published nothing, when ctx is done before it
+// finishes: Run is ending, and errors caused by the cancellation are not
+// failures of the transformation.
+func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) bool {
 	r.touched = r.touched[:0]
 	for _, u := range snap.Updates {
+		if ctx.Err() != nil {
+			return false
+		}
 		if u.Delete {
 			r.set(u.Key, nil)
 			if _, ok := r.failed[u.Key]; ok {
@@ -143,6 +170,9 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		}
 		outs, stack, err := r.call(ctx, u.Key, u.Value)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
 			r.fail(u.Key, err, stack)
 			continue
 		}
@@ -158,6 +188,7 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		r.dirty = false
 		runner.Report(ctx, r.summary())
 	}
+	return true
 }
 
 // call runs the transformation, turning a panic into an error.

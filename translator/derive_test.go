@@ -240,3 +240,38 @@ func TestDeriveRunReturnsNilWhenDone(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveInputClosedBeforeRun checks that a map closed before Run (filled
+// once, say, then closed) is still translated: its contents stay readable.
+func TestDeriveInputClosedBeforeRun(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x,y")
+	in.Close()
+	out.Store("stale", "from an earlier run")
+	r := translator.Derive("split", in, out, split)
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a", "a/y": "y from a"}, out.State().Map()); diff != "" {
+		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeriveStopsQuietlyWhenDone checks that a transformation cut short by
+// the end of Run, returning the context's error, is not reported as failed.
+func TestDeriveStopsQuietlyWhenDone(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Replace(map[string]string{"a": "x", "b": "y", "c": "z"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errs []error // written by Run's goroutine, read once Run returned
+	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+		cancel() // the program stops while the first key is translated
+		return nil, ctx.Err()
+	}, translator.WithErrorHandler(func(err error) { errs = append(errs, err) }))
+	if err := r.Run(ctx); err != nil {
+		t.Errorf("Run returned %v, want nil", err)
+	}
+	if len(errs) != 0 {
+		t.Errorf("errors reported after ctx was done: %v", errs)
+	}
+}

@@ -15,30 +15,36 @@ var ErrConflict = errors.New("output key produced by more than one input key")
 
 // KeyError is the failure of Derive's transformation for one input key. The
 // outputs that the key produced before stay published until it succeeds or
-// is deleted.
+// is deleted. A reported KeyError is not modified afterwards, so it may be
+// read from any goroutine.
 type KeyError[K comparable] struct {
 	Translator string // the name given to Derive
 	Key        K      // the input key
 	Err        error  // what the transformation returned, or wraps ErrPanicked
 }
 
+// Error names the translator and the key, then the failure.
 func (e *KeyError[K]) Error() string {
 	return fmt.Sprintf("translator %s: key %v: %v", e.Translator, e.Key, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *KeyError[K]) Unwrap() error { return e.Err }
 
 // ConflictError reports that several input keys of Derive produce the same
 // output key. Only the Winner's value is published; the others are ignored
 // for that output key until the winner stops producing it, when the next
-// claimant in order takes over. See Derive for the order.
+// claimant in order takes over. See Derive for the order. A reported
+// ConflictError is not modified afterwards, so it may be read from any
+// goroutine.
 type ConflictError[K1, K2 comparable] struct {
-	Translator string
-	Key        K2   // the output key
-	Claimants  []K1 // the input keys producing it, in order; Claimants[0] is Winner
+	Translator string // the name given to Derive
+	Key        K2     // the output key
+	Claimants  []K1   // the input keys producing it, in order; Claimants[0] is Winner
 	Winner     K1
 }
 
+// Error names the translator, the output key, its claimants and the winner.
 func (e *ConflictError[K1, K2]) Error() string {
 	keys := make([]string, len(e.Claimants))
 	for i, k := range e.Claimants {

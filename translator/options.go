@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"io"
 	"log/slog"
 )
 
@@ -14,7 +13,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := config{logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(&c)
 	}

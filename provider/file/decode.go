@@ -38,6 +38,7 @@ func decodeFile(path string, data []byte, kinds map[string]sink) (map[docKey]doc
 	docs := make(map[docKey]document, len(raws))
 	for i, raw := range raws {
 		index := i + 1
+		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 			continue // an empty document, such as one holding only comments
 		}
@@ -50,6 +51,9 @@ func decodeFile(path string, data []byte, kinds map[string]sink) (map[docKey]doc
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
+		}
+		if raw[0] != '{' {
+			return nil, fail("", types.NamespacedName{}, fmt.Errorf("%w: not an object: %.40s", ErrInvalid, raw))
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return nil, fail("", types.NamespacedName{}, fmt.Errorf("%w: %w", ErrInvalid, err))

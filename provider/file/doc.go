@@ -35,8 +35,9 @@
 // Changes are noticed through filesystem events (fsnotify) and debounced, so
 // that an editor's burst of writes becomes one update, and by a periodic
 // rescan that catches anything the events missed. Files are compared by
-// content, so saves through a temporary file and a rename, and Kubernetes
-// ConfigMap volumes (which swap a symlinked directory), are handled. Only the
-// directory itself is read, not its subdirectories, and names starting with
-// "." are ignored.
+// content, so saves through a temporary file and a rename, Kubernetes
+// ConfigMap volumes (which swap a symlinked directory inside the directory),
+// and a directory that is itself a symlink switched to another target are all
+// followed by events. Only the directory itself is read, not its
+// subdirectories, and names starting with "." are ignored.
 package file

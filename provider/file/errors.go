@@ -26,7 +26,10 @@ var (
 	ErrDuplicate = errors.New("duplicate name")
 )
 
-// DocumentError is a problem with a file or with one document in it.
+// DocumentError is a problem with a file or with one document in it. It
+// wraps one of the sentinel errors above, or the error from reading the
+// file or the directory. A DocumentError is not modified after it is
+// reported, so it may be kept and read from any goroutine.
 type DocumentError struct {
 	File  string               // the file's path
 	Index int                  // the document's position in the file, from 1; 0 when the whole file is concerned
@@ -35,6 +38,8 @@ type DocumentError struct {
 	Err   error
 }
 
+// Error names the file, then the document's position, kind and name when
+// known, then the problem.
 func (e *DocumentError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "file %s", e.File)
@@ -57,4 +62,5 @@ func (e *DocumentError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns Err, so errors.Is matches the sentinel errors.
 func (e *DocumentError) Unwrap() error { return e.Err }

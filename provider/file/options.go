@@ -1,7 +1,6 @@
 package file
 
 import (
-	"io"
 	"log/slog"
 	"time"
 )
@@ -22,7 +21,7 @@ func newConfig(opts []Option) config {
 		debounce: 100 * time.Millisecond,
 		rescan:   30 * time.Second,
 		notify:   true,
-		logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		logger:   slog.New(slog.DiscardHandler),
 	}
 	for _, o := range opts {
 		o(&c)

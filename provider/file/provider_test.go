@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,7 +116,9 @@ func TestBadInputKeepsLastGood(t *testing.T) {
 	}{
 		{"invalid YAML", good + "---\nkind: Backend\nmetadata: [\n", file.ErrInvalid, "document 2: invalid document"},
 		{"invalid JSON", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n{\"kind\": ", file.ErrInvalid, "document 2: invalid document"},
-		{"not an object", good + "---\n- a list\n", file.ErrInvalid, "document 2: invalid document"},
+		{"a list", good + "---\n- a list\n", file.ErrInvalid, "document 2: invalid document: not an object"},
+		{"a string", good + "---\njust words\n", file.ErrInvalid, "document 2: invalid document: not an object"},
+		{"JSON, not an object", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n[1, 2]\n", file.ErrInvalid, "document 2: invalid document: not an object"},
 		{"missing kind", good + "---\nmetadata: {name: x}\n", file.ErrMissingKind, "document 2 (name x): missing kind"},
 		{"unknown kind", good + "---\nkind: Gadget\nmetadata: {name: x}\n", file.ErrUnknownKind, "document 2 (kind Gadget, name x): unknown kind"},
 		{"missing name", good + "---\nkind: Backend\nmetadata: {namespace: ns}\n", file.ErrMissingName, "document 2 (kind Backend): missing metadata.name"},
@@ -379,4 +382,86 @@ func TestConfigMapVolume(t *testing.T) {
 
 	version("..v2", backendYAML("", "web", "h", 2))
 	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+}
+
+// TestSymlinkedDirectory follows a directory that is a symlink, as in a
+// deployment that switches "current" from one release to the next: changes
+// in its target are seen, and so is the switch, by events alone.
+func TestSymlinkedDirectory(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"v1", "v2"} {
+		if err := os.Mkdir(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "current")
+	if err := os.Symlink("v1", link); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, link, file.WithRescanInterval(0)) // events only
+	f.start(t)
+
+	write(t, filepath.Join(root, "v1"), "a.yaml", backendYAML("", "web", "h", 1))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+
+	// Switch the link atomically, the way `ln -sfn` does.
+	write(t, filepath.Join(root, "v2"), "a.yaml", backendYAML("", "web", "h", 2))
+	if err := os.Symlink("v2", filepath.Join(root, "next")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "next"), link); err != nil {
+		t.Fatal(err)
+	}
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 2)})
+
+	// The new target is the one watched now.
+	write(t, filepath.Join(root, "v2"), "a.yaml", backendYAML("", "web", "h", 3))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 3)})
+	write(t, filepath.Join(root, "v1"), "b.yaml", backendYAML("", "old", "h", 4))
+	write(t, filepath.Join(root, "v2"), "c.yaml", backendYAML("", "new", "h", 5))
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{
+		nn("", "web"): backend("", "web", "h", 3),
+		nn("", "new"): backend("", "new", "h", 5),
+	})
+}
+
+// TestUnusualFiles checks files that are valid but unusual: they provide
+// what they hold, possibly nothing, without an error.
+func TestUnusualFiles(t *testing.T) {
+	web, api := backendYAML("", "web", "h", 1), backendYAML("", "api", "h", 2)
+	both := map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1), nn("", "api"): backend("", "api", "h", 2)}
+	var many strings.Builder
+	manyWant := make(map[types.NamespacedName]Backend)
+	for i := range 1000 {
+		name := fmt.Sprintf("b%d", i)
+		many.WriteString("---\n" + backendYAML("ns", name, strings.Repeat("h", 100), i))
+		manyWant[nn("ns", name)] = backend("ns", name, strings.Repeat("h", 100), i)
+	}
+	for _, tc := range []struct {
+		name, content string
+		want          map[types.NamespacedName]Backend
+	}{
+		{"empty", "", map[types.NamespacedName]Backend{}},
+		{"blank lines", "\n  \n\n", map[types.NamespacedName]Backend{}},
+		{"only comments", "# nothing yet\n# still nothing\n", map[types.NamespacedName]Backend{}},
+		{"null document", "null\n", map[types.NamespacedName]Backend{}},
+		{"null among documents", web + "---\nnull\n---\n~\n---\n" + api, both},
+		{"CRLF line ends", strings.ReplaceAll(web+"---\n"+api, "\n", "\r\n"), both},
+		{"byte order mark", "\ufeff" + web + "---\n" + api, both},
+		{"separators at both ends", "---\n" + web + "---\n" + api + "---\n", both},
+		{"JSON with CRLF", "{\"kind\": \"Backend\",\r\n \"metadata\": {\"name\": \"web\"},\r\n \"spec\": {\"host\": \"h\", \"port\": 1}}\r\n", map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)}},
+		{"a long line", "kind: Backend\nmetadata: {name: web}\nspec: {host: " + strings.Repeat("x", 1<<18) + "}\n", map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", strings.Repeat("x", 1<<18), 0)}},
+		{"many documents", many.String(), manyWant},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", tc.content)
+			f := newFixture(t, dir)
+			f.start(t)
+			checkContents(t, f.backends, tc.want)
+			if errs := f.p.Errors(); len(errs) != 0 {
+				t.Errorf("Errors() = %v, want none", errs)
+			}
+		})
+	}
 }

@@ -1,24 +1,28 @@
 package file
 
 import (
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/fsnotify/fsnotify"
 )
 
 // watcher follows filesystem events in the directory. While the directory
-// does not exist, it watches the parent to notice its creation; when the
-// directory goes away, it goes back to that. It only tells the provider
-// that something may have changed: the provider then reads the directory.
+// does not exist, or when it is a symlink, it also watches the parent: to
+// notice the directory's creation, and the switch of the symlink to another
+// target (which the directory's own watch, on the old target, never sees).
+// It only tells the provider that something may have changed: the provider
+// then reads the directory.
 type watcher struct {
-	dir, parent string
-	fw          *fsnotify.Watcher // nil when events are off or unavailable
-	events      <-chan fsnotify.Event
-	errors      <-chan error
-	dirWatched  bool
-	parentSeen  bool // the parent is watched
-	log         *slog.Logger
+	dir, parent   string
+	fw            *fsnotify.Watcher // nil when events are off or unavailable
+	events        <-chan fsnotify.Event
+	errors        <-chan error
+	dirWatched    bool
+	parentWatched bool
+	log           *slog.Logger
 }
 
 func newWatcher(dir string, enabled bool, log *slog.Logger) *watcher {
@@ -36,31 +40,37 @@ func newWatcher(dir string, enabled bool, log *slog.Logger) *watcher {
 	return w
 }
 
-// rewatch makes sure the directory is watched, or else its parent.
+// rewatch makes sure the directory is watched, and the parent too when it
+// is needed.
 func (w *watcher) rewatch() {
-	if w.fw == nil || w.dirWatched {
+	if w.fw == nil {
 		return
 	}
-	if err := w.fw.Add(w.dir); err == nil {
-		w.dirWatched = true
-		if w.parentSeen {
-			_ = w.fw.Remove(w.parent)
-			w.parentSeen = false
-		}
-		return
+	if !w.dirWatched {
+		w.dirWatched = w.fw.Add(w.dir) == nil
 	}
-	if !w.parentSeen && w.parent != w.dir {
-		if err := w.fw.Add(w.parent); err == nil {
-			w.parentSeen = true
-		}
+	needParent := !w.dirWatched || isSymlink(w.dir)
+	switch {
+	case needParent && !w.parentWatched && w.parent != w.dir:
+		w.parentWatched = w.fw.Add(w.parent) == nil
+	case !needParent && w.parentWatched:
+		_ = w.fw.Remove(w.parent)
+		w.parentWatched = false
 	}
 }
 
+func isSymlink(path string) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.Mode()&fs.ModeSymlink != 0
+}
+
 // relevant reports whether ev may change what the directory holds, and
-// follows the directory's own removal and creation.
+// follows changes of the directory itself.
 func (w *watcher) relevant(ev fsnotify.Event) bool {
 	if ev.Name == w.dir {
-		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		// Created, removed, renamed, or a symlink switched: watch whatever
+		// the path leads to now.
+		if w.dirWatched {
 			_ = w.fw.Remove(w.dir)
 			w.dirWatched = false
 		}
