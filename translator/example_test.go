@@ -137,8 +137,9 @@ func ExampleGroup() {
 	show(endpoints.State())
 
 	sub := endpoints.Subscribe(ctx)
-	<-sub                                       // the current contents
-	pods.Store("api-1", pod{"web", "10.0.1.1"}) // moves: api loses its last pod
+	<-sub // the current contents
+	// api-1 moves to web: api loses its last member and is deleted.
+	pods.Store("api-1", pod{"web", "10.0.1.1"})
 	snap := <-sub
 	fmt.Println("changed:", len(snap.Updates), "groups")
 	show(snap.State)
