@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"reflect"
 	"runtime/debug"
 	"sync"
 
@@ -70,24 +69,17 @@ func Group[K1 comparable, V1 any, K2 comparable, V2 any](
 	build func(ctx context.Context, group K2, members iter.Seq2[K1, V1]) (V2, error),
 	opts ...Option,
 ) runner.Runner {
-	g := &grouping[K1, V1, K2, V2]{
+	cfg := newConfig(opts)
+	return &grouping[K1, V1, K2, V2]{
 		name:  name,
 		in:    in,
 		out:   out,
 		key:   key,
 		build: build,
-		cfg:   newConfig(opts),
+		equal: inputEqual[V1](cfg, "Group", name),
+		cfg:   cfg,
 		ready: make(chan struct{}),
 	}
-	if g.cfg.inputEqual != nil {
-		eq, ok := g.cfg.inputEqual.(func(a, b V1) bool)
-		if !ok {
-			panic(fmt.Sprintf("translator.Group %s: WithInputEqual compares %v, but the input values are %v",
-				name, g.cfg.inputEqualType, reflect.TypeFor[V1]()))
-		}
-		g.equal = eq
-	}
-	return g
 }
 
 type grouping[K1 comparable, V1 any, K2 comparable, V2 any] struct {

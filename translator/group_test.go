@@ -328,7 +328,7 @@ func TestGroupInputEqual(t *testing.T) {
 func TestGroupInputEqualOfTheWrongTypePanics(t *testing.T) {
 	defer func() {
 		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "WithInputEqual compares int, but the input values are string") {
+		if p == nil || !strings.Contains(fmt.Sprint(p), "translator.Group list: WithInputEqual compares int, but the input values are string") {
 			t.Errorf("Group panicked with %v, want a message naming both types", p)
 		}
 	}()
