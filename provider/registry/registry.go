@@ -112,8 +112,9 @@ func New(opts Options) (*Registry, error) {
 // Name returns "registry".
 func (r *Registry) Name() string { return "registry" }
 
-// Ready is closed once Run has published the initial snapshots; from then on
-// the handler serves requests.
+// Ready is closed once Run has published the initial snapshots (the
+// translator deriving them is ready); from then on the handler serves
+// requests.
 func (r *Registry) Ready() <-chan struct{} { return r.derive.(runner.Readier).Ready() }
 
 // Instances returns the map of registered instances, keyed by
@@ -121,10 +122,10 @@ func (r *Registry) Ready() <-chan struct{} { return r.derive.(runner.Readier).Re
 // not write to it.
 func (r *Registry) Instances() *watchable.Map[string, *Instance] { return &r.instances }
 
-// Snapshots returns the map of DiscoverySnapshots derived from Instances,
-// one per (serviceId, envTag, protocol) that has instances. Heartbeats do not
-// change it: nodes carry no LastSeenAt. Subscribe to it, but do not write to
-// it.
+// Snapshots returns the map of DiscoverySnapshots derived from Instances
+// (by a translator.Group that Run runs), one per (serviceId, envTag,
+// protocol) that has instances. Heartbeats do not change it: nodes carry no
+// LastSeenAt. Subscribe to it, but do not write to it.
 func (r *Registry) Snapshots() *watchable.Map[DiscoveryKey, *DiscoverySnapshot] {
 	return &r.snapshots
 }
