@@ -40,6 +40,9 @@ import (
 //     other keys by their fmt.Sprint text, so the winner does not depend on
 //     the order of events.
 //
+// With WithInputEqual, a change to an entry that compares equal to its
+// previous value is not translated.
+//
 // Failures are reported with runner.Report (the current set, cleared when
 // the last one is resolved), and to the WithLogger and WithErrorHandler
 // options.
@@ -57,12 +60,14 @@ func Derive[K1 comparable, V1 any, K2 comparable, V2 any](
 	fn func(ctx context.Context, k K1, v V1) (map[K2]V2, error),
 	opts ...Option,
 ) runner.Runner {
+	cfg := newConfig(opts)
 	return &derivation[K1, V1, K2, V2]{
 		name:  name,
 		in:    in,
 		out:   out,
 		fn:    fn,
-		cfg:   newConfig(opts),
+		equal: inputEqual[V1](cfg, "Derive", name),
+		cfg:   cfg,
 		ready: make(chan struct{}),
 	}
 }
@@ -72,6 +77,7 @@ type derivation[K1 comparable, V1 any, K2 comparable, V2 any] struct {
 	in        *watchable.Map[K1, V1]
 	out       *watchable.Map[K2, V2]
 	fn        func(ctx context.Context, k K1, v V1) (map[K2]V2, error)
+	equal     func(a, b V1) bool // nil: every change is translated
 	cfg       config
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -148,6 +154,8 @@ type deriveRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
 	dirty     bool // failed or conflicts changed since the last report
 
 	touched []K2 // output keys to publish in this snapshot
+
+	prev watchable.State[K1, V1] // the input as of the last snapshot, for equal
 }
 
 // apply translates the changes of snap and publishes the result. It
@@ -168,7 +176,10 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 			}
 			continue
 		}
-		outs, stack, err := r.call(ctx, u.Key, u.Value)
+		outs, skip, stack, err := r.call(ctx, u.Key, u.Value)
+		if skip {
+			continue // equal to the value translated before
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return false
@@ -182,6 +193,9 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		}
 		r.set(u.Key, outs)
 	}
+	if r.d.equal != nil {
+		r.prev = snap.State
+	}
 	r.publish(first)
 	r.checkConflicts()
 	if r.dirty {
@@ -191,15 +205,21 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 	return true
 }
 
-// call runs the transformation, turning a panic into an error.
-func (r *deriveRun[K1, V1, K2, V2]) call(ctx context.Context, k K1, v V1) (outs map[K2]V2, stack []byte, err error) {
+// call runs the transformation, unless v equals the previous value by the
+// input equality (skip), turning a panic into an error.
+func (r *deriveRun[K1, V1, K2, V2]) call(ctx context.Context, k K1, v V1) (outs map[K2]V2, skip bool, stack []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			outs, stack, err = nil, debug.Stack(), fmt.Errorf("%w: %v", ErrPanicked, p)
+			outs, skip, stack, err = nil, false, debug.Stack(), fmt.Errorf("%w: %v", ErrPanicked, p)
 		}
 	}()
+	if r.d.equal != nil {
+		if old, ok := r.prev.Get(k); ok && r.d.equal(old, v) {
+			return nil, true, nil, nil
+		}
+	}
 	outs, err = r.d.fn(ctx, k, v)
-	return outs, nil, err
+	return outs, false, nil, err
 }
 
 func (r *deriveRun[K1, V1, K2, V2]) fail(k K1, err error, stack []byte) {

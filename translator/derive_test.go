@@ -275,3 +275,42 @@ func TestDeriveStopsQuietlyWhenDone(t *testing.T) {
 		t.Errorf("errors reported after ctx was done: %v", errs)
 	}
 }
+
+func TestDeriveInputEqual(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Store("a", "x")
+	// Values that differ only in case are the same to the outputs' purpose.
+	var calls counter[string]
+	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+		calls.add(k)
+		return split(ctx, k, strings.ToLower(v))
+	}, translator.WithInputEqual(strings.EqualFold))
+	start(t, r)
+	waitContents(t, out, map[string]string{"a/x": "x from a"})
+	calls.take()
+
+	in.Store("a", "X")
+	in.Store("b", "y") // a sentinel: once b/y is published, the change to a was handled
+	waitContents(t, out, map[string]string{"a/x": "x from a", "b/y": "y from b"})
+	if diff := cmp.Diff(map[string]int{"b": 1}, calls.take()); diff != "" {
+		t.Errorf("calls after an equal change (-want +got):\n%s", diff)
+	}
+	in.Store("a", "z")
+	waitContents(t, out, map[string]string{"a/z": "z from a", "b/y": "y from b"})
+	// A deleted key that comes back is translated, whatever its value.
+	in.Delete("a")
+	waitContents(t, out, map[string]string{"b/y": "y from b"})
+	in.Store("a", "Z")
+	waitContents(t, out, map[string]string{"a/z": "z from a", "b/y": "y from b"})
+}
+
+func TestDeriveInputEqualOfTheWrongTypePanics(t *testing.T) {
+	defer func() {
+		p := recover()
+		if p == nil || !strings.Contains(fmt.Sprint(p), "translator.Derive split: WithInputEqual compares int, but the input values are string") {
+			t.Errorf("Derive panicked with %v, want a message naming both types", p)
+		}
+	}()
+	translator.Derive("split", new(watchable.Map[string, string]), new(watchable.Map[string, string]), split,
+		translator.WithInputEqual(func(a, b int) bool { return a == b }))
+}

@@ -13,13 +13,17 @@ var ErrPanicked = errors.New("transformation panicked")
 // ErrConflict is matched (errors.Is) by every *ConflictError.
 var ErrConflict = errors.New("output key produced by more than one input key")
 
-// KeyError is the failure of Derive's transformation for one input key. The
-// outputs that the key produced before stay published until it succeeds or
-// is deleted. A reported KeyError is not modified afterwards, so it may be
-// read from any goroutine.
+// KeyError is the failure of a transformation for one key. The outputs
+// made before stay published until it succeeds or the key is deleted. A
+// reported KeyError is not modified afterwards, so it may be read from any
+// goroutine.
+//
+// For Derive, Key is the input key. For Group, Key is the group key when
+// build fails, and the input key when the key function (or the input
+// equality) panics.
 type KeyError[K comparable] struct {
-	Translator string // the name given to Derive
-	Key        K      // the input key
+	Translator string // the name given to Derive or Group
+	Key        K      // the key that failed (see above)
 	Err        error  // what the transformation returned, or wraps ErrPanicked
 }
 

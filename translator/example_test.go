@@ -3,8 +3,10 @@ package translator_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
@@ -97,4 +99,56 @@ func ExampleCompute() {
 	// map[a:1]
 	// a 0.75
 	// b 0.25
+}
+
+func ExampleGroup() {
+	type pod struct{ Service, IP string }
+	pods := new(watchable.Map[string, pod]) // pod name -> pod
+	pods.Store("web-1", pod{"web", "10.0.0.1"})
+	pods.Store("web-2", pod{"web", "10.0.0.2"})
+	pods.Store("api-1", pod{"api", "10.0.1.1"})
+
+	// key names each pod's group; build makes one group's value from its
+	// members. The translator keeps the membership, builds only the groups
+	// that changed, and deletes a group when its last member leaves.
+	endpoints := new(watchable.Map[string, string]) // service -> IPs
+	r := translator.Group("endpoints", pods, endpoints,
+		func(_ string, p pod) (string, bool) { return p.Service, p.Service != "" },
+		func(_ context.Context, _ string, members iter.Seq2[string, pod]) (string, error) {
+			var ips []string
+			for _, p := range members { // in no particular order
+				ips = append(ips, p.IP)
+			}
+			slices.Sort(ips)
+			return strings.Join(ips, " "), nil
+		})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	<-r.(runner.Readier).Ready()
+
+	show := func(s watchable.State[string, string]) {
+		for _, service := range slices.Sorted(s.Keys()) {
+			ips, _ := s.Get(service)
+			fmt.Printf("%s: %s\n", service, ips)
+		}
+	}
+	show(endpoints.State())
+
+	sub := endpoints.Subscribe(ctx)
+	<-sub // the current contents
+	// api-1 moves to web: api loses its last member and is deleted.
+	pods.Store("api-1", pod{"web", "10.0.1.1"})
+	snap := <-sub
+	fmt.Println("changed:", len(snap.Updates), "groups")
+	show(snap.State)
+
+	cancel()
+	<-done
+	// Output:
+	// api: 10.0.1.1
+	// web: 10.0.0.1 10.0.0.2
+	// changed: 2 groups
+	// web: 10.0.0.1 10.0.0.2 10.0.1.1
 }

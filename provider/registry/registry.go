@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -50,7 +52,8 @@ type Registry struct {
 
 	encodings encodings // shared JSON of watch answers
 
-	ready   chan struct{} // closed when Run has published the first snapshots
+	// derive keeps snapshots up to date; Run runs it.
+	derive  runner.Runner
 	stopped chan struct{} // closed when Run returns
 
 	mu         sync.Mutex
@@ -91,7 +94,6 @@ func New(opts Options) (*Registry, error) {
 	opts = opts.withDefaults()
 	r := &Registry{
 		token:      sha256.Sum256([]byte(opts.Token)),
-		ready:      make(chan struct{}),
 		stopped:    make(chan struct{}),
 		leases:     make(map[string]*lease),
 		byEndpoint: make(map[endpoint]string),
@@ -103,25 +105,27 @@ func New(opts Options) (*Registry, error) {
 	}
 	opts.Token, opts.DiscoveryToken = "", ""
 	r.opts = opts
+	r.derive = newSnapshots(&r.instances, &r.snapshots, opts.Logger)
 	return r, nil
 }
 
 // Name returns "registry".
 func (r *Registry) Name() string { return "registry" }
 
-// Ready is closed once Run has published the initial snapshots; from then on
-// the handler serves requests.
-func (r *Registry) Ready() <-chan struct{} { return r.ready }
+// Ready is closed once Run has published the initial snapshots (the
+// translator deriving them is ready); from then on the handler serves
+// requests.
+func (r *Registry) Ready() <-chan struct{} { return r.derive.(runner.Readier).Ready() }
 
 // Instances returns the map of registered instances, keyed by
 // runtimeInstanceId. The registry is its only writer; subscribe to it, but do
 // not write to it.
 func (r *Registry) Instances() *watchable.Map[string, *Instance] { return &r.instances }
 
-// Snapshots returns the map of DiscoverySnapshots derived from Instances,
-// one per (serviceId, envTag, protocol) that has instances. Heartbeats do not
-// change it: nodes carry no LastSeenAt. Subscribe to it, but do not write to
-// it.
+// Snapshots returns the map of DiscoverySnapshots derived from Instances
+// (by a translator.Group that Run runs), one per (serviceId, envTag,
+// protocol) that has instances. Heartbeats do not change it: nodes carry no
+// LastSeenAt. Subscribe to it, but do not write to it.
 func (r *Registry) Snapshots() *watchable.Map[DiscoveryKey, *DiscoverySnapshot] {
 	return &r.snapshots
 }
@@ -139,16 +143,12 @@ func (r *Registry) Run(ctx context.Context) error {
 	r.started, r.running = true, true
 	r.mu.Unlock()
 
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.deriveSnapshots(ctx)
-	}()
-	r.expireLeases(ctx)
-	cancel()
-	wg.Wait()
+	// Both end when ctx is done; the translator reports its failures (if
+	// any) in the registry's status.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.derive.Run(gctx) })
+	g.Go(func() error { r.expireLeases(gctx); return nil })
+	err := g.Wait()
 
 	r.mu.Lock()
 	r.running = false
@@ -156,7 +156,7 @@ func (r *Registry) Run(ctx context.Context) error {
 	close(r.stopped)
 	r.instances.Close()
 	r.snapshots.Close()
-	return nil
+	return err
 }
 
 // expireLeases checks the leases a few times per lease period.

@@ -4,10 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"iter"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -23,26 +27,6 @@ func node(inst *Instance) Instance {
 	return n
 }
 
-// groupSnapshots derives the DiscoverySnapshots from the instances from
-// scratch: one per (serviceId, envTag, protocol), nodes sorted. It is the
-// definition that deriveSnapshots maintains incrementally.
-func groupSnapshots(instances watchable.State[string, *Instance]) map[DiscoveryKey]*DiscoverySnapshot {
-	out := make(map[DiscoveryKey]*DiscoverySnapshot)
-	for _, inst := range instances.All() {
-		k := keyOf(inst)
-		s := out[k]
-		if s == nil {
-			s = &DiscoverySnapshot{ServiceID: k.ServiceID, EnvTag: k.EnvTag, Protocol: k.Protocol}
-			out[k] = s
-		}
-		s.Nodes = append(s.Nodes, node(inst))
-	}
-	for _, s := range out {
-		sortNodes(s.Nodes)
-	}
-	return out
-}
-
 // sameNode reports whether a and b list as the same node: equal but for
 // LastSeenAt, which heartbeats move.
 func sameNode(a, b *Instance) bool {
@@ -50,64 +34,30 @@ func sameNode(a, b *Instance) bool {
 	return x.Equal(&y)
 }
 
-// deriveSnapshots keeps r.snapshots equal to groupSnapshots of r.instances
-// until ctx is done. It works incrementally: subscriptions coalesce, so a
-// burst of writes costs one pass, the pass rebuilds only the snapshots whose
-// nodes changed, and an update that only moves LastSeenAt (a heartbeat)
-// costs a comparison.
+// newSnapshots returns the translator that keeps snapshots equal to the
+// instances grouped by (serviceId, envTag, protocol): one DiscoverySnapshot
+// per group, nodes sorted.
 //
-// This is what translator.Compute over the instances would do, without
-// rebuilding every snapshot on every heartbeat.
-func (r *Registry) deriveSnapshots(ctx context.Context) {
-	var prev watchable.State[string, *Instance]
-	members := make(map[DiscoveryKey]map[string]*Instance)
-	first := true
-	for snap := range r.instances.Subscribe(ctx) {
-		dirty := make(map[DiscoveryKey]bool)
-		for _, u := range snap.Updates {
-			old, hadOld := prev.Get(u.Key)
-			if !u.Delete && hadOld && sameNode(old, u.Value) {
-				members[keyOf(old)][u.Key] = u.Value
-				continue
-			}
-			if hadOld {
-				k := keyOf(old)
-				delete(members[k], u.Key)
-				dirty[k] = true
-			}
-			if !u.Delete {
-				k := keyOf(u.Value)
-				if members[k] == nil {
-					members[k] = make(map[string]*Instance)
-				}
-				members[k][u.Key] = u.Value
-				dirty[k] = true
-			}
-		}
-		prev = snap.State
-		if len(dirty) > 0 {
-			r.snapshots.Batch(func(b *watchable.Batch[DiscoveryKey, *DiscoverySnapshot]) {
-				for k := range dirty {
-					if len(members[k]) == 0 {
-						delete(members, k)
-						b.Delete(k)
-						continue
-					}
-					s := &DiscoverySnapshot{ServiceID: k.ServiceID, EnvTag: k.EnvTag, Protocol: k.Protocol,
-						Nodes: make([]Instance, 0, len(members[k]))}
-					for _, inst := range members[k] {
-						s.Nodes = append(s.Nodes, node(inst))
-					}
-					sortNodes(s.Nodes)
-					b.Store(k, s)
-				}
-			})
-		}
-		if first {
-			close(r.ready)
-			first = false
-		}
+// A heartbeat only moves LastSeenAt, which nodes do not carry: sameNode as
+// the input equality makes it rebuild nothing. Without it, every delivered
+// snapshot with a heartbeat would rebuild, copy and compare the whole
+// snapshot of that service, which costs most of the heartbeat throughput
+// when services have many instances (see BenchmarkHeartbeat).
+func newSnapshots(instances *watchable.Map[string, *Instance], snapshots *watchable.Map[DiscoveryKey, *DiscoverySnapshot], logger *slog.Logger) runner.Runner {
+	return translator.Group("registry/snapshots", instances, snapshots,
+		func(_ string, inst *Instance) (DiscoveryKey, bool) { return keyOf(inst), true },
+		buildSnapshot,
+		translator.WithInputEqual(sameNode), translator.WithLogger(logger))
+}
+
+// buildSnapshot lists members as the nodes of the snapshot for k.
+func buildSnapshot(_ context.Context, k DiscoveryKey, members iter.Seq2[string, *Instance]) (*DiscoverySnapshot, error) {
+	s := &DiscoverySnapshot{ServiceID: k.ServiceID, EnvTag: k.EnvTag, Protocol: k.Protocol}
+	for _, inst := range members {
+		s.Nodes = append(s.Nodes, node(inst))
 	}
+	sortNodes(s.Nodes)
+	return s, nil
 }
 
 // encodings caches the JSON of watch answers, so that a change watched by a

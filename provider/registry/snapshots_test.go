@@ -6,7 +6,29 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/watchable"
 )
+
+// groupSnapshots derives the DiscoverySnapshots from the instances from
+// scratch: one per (serviceId, envTag, protocol), nodes sorted. It is the
+// definition that the registry's translator maintains incrementally.
+func groupSnapshots(instances watchable.State[string, *Instance]) map[DiscoveryKey]*DiscoverySnapshot {
+	out := make(map[DiscoveryKey]*DiscoverySnapshot)
+	for _, inst := range instances.All() {
+		k := keyOf(inst)
+		s := out[k]
+		if s == nil {
+			s = &DiscoverySnapshot{ServiceID: k.ServiceID, EnvTag: k.EnvTag, Protocol: k.Protocol}
+			out[k] = s
+		}
+		s.Nodes = append(s.Nodes, node(inst))
+	}
+	for _, s := range out {
+		sortNodes(s.Nodes)
+	}
+	return out
+}
 
 // TestSnapshotsFollowInstances drives random registrations, heartbeats,
 // disconnections and deregistrations and checks that the incrementally
