@@ -63,6 +63,7 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 	}
 	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev}
 	s.sent = true
+	s.first = true
 	m.subs = append(m.subs, s)
 	s.stop = context.AfterFunc(ctx, s.cancel)
 	return ch
@@ -90,7 +91,11 @@ type subscription[K comparable, V any] struct {
 	// to date by record; whole-map subscriptions use the map's version.
 	view hamt.Map[K, V]
 
-	sent    bool // a snapshot was put in ch and may still be there
+	sent bool // a snapshot was put in ch and may still be there
+	// first reports that the snapshot in ch is the subscription's first,
+	// unread: it is delivered even if writes since leave it no net change,
+	// because a reader counts on finding it.
+	first   bool
 	opened  bool // record has prepared the window in this write
 	updates []Update[K, V]
 	// index locates each pending key in updates and remembers what the
@@ -120,6 +125,7 @@ func (s *subscription[K, V]) open() {
 		select {
 		case <-s.ch: // unread: keep merging into its updates
 		default: // read: the reader owns those updates now
+			s.first = false
 			s.updates = nil
 			clear(s.index)
 			s.indexed = true
@@ -189,7 +195,7 @@ func (s *subscription[K, V]) flush(v *version[K, V]) {
 		return
 	}
 	s.opened = false
-	if len(s.updates) == 0 {
+	if len(s.updates) == 0 && !s.first {
 		return
 	}
 	view := v.entries

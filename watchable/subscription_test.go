@@ -84,6 +84,45 @@ func TestFirstSnapshot(t *testing.T) {
 	})
 }
 
+func TestFirstSnapshotSurvivesNoNetChange(t *testing.T) {
+	tests := []struct {
+		name   string
+		before map[string]int
+		writes func(m *watchable.Map[string, int])
+	}{
+		{"empty map, key appears and vanishes", nil, func(m *watchable.Map[string, int]) { m.Store("a", 1); m.Delete("a") }},
+		{"listed entry deleted", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) { m.Delete("a") }},
+		{"batch that changes nothing net", nil, func(m *watchable.Map[string, int]) {
+			m.Batch(func(b *watchable.Batch[string, int]) { b.Store("a", 1); b.Delete("a") })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m watchable.Map[string, int]
+			m.Replace(tt.before)
+			ch := m.Subscribe(t.Context())
+			tt.writes(&m)
+			// The subscriber has not read its first snapshot yet: it must
+			// still find one, holding the newest contents.
+			select {
+			case s := <-ch:
+				if diff := cmp.Diff(m.LoadAll(), s.State.Map()); diff != "" {
+					t.Fatalf("first State (-want +got):\n%s", diff)
+				}
+				if len(s.Updates) != s.State.Len() {
+					t.Fatalf("first Updates %+v do not list State", s.Updates)
+				}
+				if s.Revision != m.Revision() {
+					t.Fatalf("Revision = %d; want %d", s.Revision, m.Revision())
+				}
+			default:
+				t.Fatal("the first snapshot is gone")
+			}
+			nothingPending(t, ch)
+		})
+	}
+}
+
 func TestNetChanges(t *testing.T) {
 	type U = watchable.Update[string, int]
 	tests := []struct {
