@@ -91,5 +91,5 @@ func (m *Map[K, V]) commit(b *Batch[K, V]) {
 	if m.closed || len(b.changes) == 0 {
 		return
 	}
-	m.publish(entries, b.changes...)
+	m.publish(entries, b.changes)
 }

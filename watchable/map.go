@@ -24,6 +24,7 @@ type Map[K comparable, V any] struct {
 	subs      []*subscription[K, V]
 	notifiers []*notifier
 	closed    bool
+	matches   []bool // publish's scratch space for include results
 }
 
 // version is one immutable revision of the contents.
@@ -104,7 +105,7 @@ func (m *Map[K, V]) store(key K, value V) {
 	if ok && DeepEqual(old, value) {
 		return
 	}
-	m.publish(cur.entries.Set(key, value), change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true})
+	m.publish(cur.entries.Set(key, value), []change[K, V]{{key: key, old: old, hadOld: ok, new: value, hasNew: true}})
 }
 
 // Delete removes key. Deleting a missing key does nothing. After Close,
@@ -123,7 +124,7 @@ func (m *Map[K, V]) delete(key K) (V, bool) {
 		return old, ok
 	}
 	next, _ := cur.entries.Delete(key)
-	m.publish(next, change[K, V]{key: key, old: old, hadOld: true})
+	m.publish(next, []change[K, V]{{key: key, old: old, hadOld: true}})
 	return old, true
 }
 
@@ -197,12 +198,32 @@ func (m *Map[K, V]) Close() {
 
 // publish makes entries the current version with the given changes, at the
 // next revision, and tells every subscriber. m.mu is held.
-func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
+//
+// Subset subscribers' include functions are asked first, before anything
+// changes: they are the callers' code and may panic, and a panic must leave
+// the map and every subscriber as they were rather than half-told.
+func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
+	m.matches = m.matches[:0]
+	for _, s := range m.subs {
+		if s.include == nil {
+			continue
+		}
+		for i := range changes {
+			c := &changes[i]
+			m.matches = append(m.matches, c.hasNew && s.include(c.key, c.new))
+		}
+	}
+
 	next := &version[K, V]{entries: entries, rev: m.current().rev + 1}
 	m.cur.Store(next)
+	matches := m.matches
 	for _, s := range m.subs {
 		for i := range changes {
-			s.record(&changes[i])
+			hasAfter := changes[i].hasNew
+			if s.include != nil {
+				hasAfter, matches = matches[0], matches[1:]
+			}
+			s.record(&changes[i], hasAfter)
 		}
 		s.flush(next)
 	}

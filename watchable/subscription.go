@@ -31,7 +31,9 @@ func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
 //
 // include is called by writers, under the map's write lock, once per changed
 // entry; it must be fast, must not call the Map's methods, and must not
-// mutate the value.
+// mutate the value. It is called before the write takes effect: if it
+// panics, the panic reaches the writer and the write is not applied, so the
+// map and every subscriber stay as they were.
 func (m *Map[K, V]) SubscribeSubset(ctx context.Context, include func(K, V) bool) <-chan Snapshot[K, V] {
 	return m.subscribe(ctx, include)
 }
@@ -145,12 +147,13 @@ func (s *subscription[K, V]) open() {
 	}
 }
 
-// record merges one change into the window.
-func (s *subscription[K, V]) record(c *change[K, V]) {
-	before, hadBefore, after, hasAfter := c.old, c.hadOld, c.new, c.hasNew
+// record merges one change into the window. hasAfter reports whether the
+// subscriber sees the key after the change: for a subset subscription,
+// whether the new value is included.
+func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
+	before, hadBefore, after := c.old, c.hadOld, c.new
 	if s.include != nil {
 		before, hadBefore = s.view.Get(c.key)
-		hasAfter = hasAfter && s.include(c.key, after)
 		if !hadBefore && !hasAfter {
 			return
 		}

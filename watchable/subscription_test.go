@@ -381,3 +381,42 @@ func TestReplace(t *testing.T) {
 	m.Replace(map[string]int{"a": 1, "b": 20, "d": 4})
 	nothingPending(t, ch)
 }
+
+func TestPanickingIncludeLeavesEveryoneConsistent(t *testing.T) {
+	var m watchable.Map[string, int]
+	ch := m.SubscribeSubset(t.Context(), func(k string, _ int) bool {
+		if k == "boom" {
+			panic("include: boom")
+		}
+		return true
+	})
+	whole := m.Subscribe(t.Context())
+	next(t, ch)
+	next(t, whole)
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic in include did not reach the writer")
+			}
+		}()
+		m.Store("boom", 1)
+	}()
+	if _, ok := m.Load("boom"); ok || m.Revision() != 0 {
+		t.Fatalf("a write whose include panicked was applied (revision %d)", m.Revision())
+	}
+	nothingPending(t, whole)
+	nothingPending(t, ch)
+
+	m.Store("ok", 1)
+	for _, c := range []<-chan watchable.Snapshot[string, int]{ch, whole} {
+		s := next(t, c)
+		want := []watchable.Update[string, int]{{Key: "ok", Value: 1}}
+		if diff := cmp.Diff(want, s.Updates); diff != "" {
+			t.Fatalf("Updates (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]int{"ok": 1}, s.State.Map()); diff != "" {
+			t.Fatalf("State (-want +got):\n%s", diff)
+		}
+	}
+}
