@@ -64,23 +64,31 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 // Replace makes the map's contents exactly entries: keys whose values
 // changed are stored, keys absent from entries are deleted, equal values are
 // left alone. It is one revision and one notification, and none at all when
-// nothing changed. entries is deep-copied; the caller keeps it.
+// nothing changed. Only the values that changed are deep-copied, so
+// re-listing a large, mostly unchanged source costs a comparison per entry;
+// the caller keeps entries and must not change it during the call. After
+// Close, Replace does nothing.
 func (m *Map[K, V]) Replace(entries map[K]V) {
-	copies := make(map[K]V, len(entries))
-	for k, v := range entries {
-		copies[k] = DeepCopy(v)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
 	cur := m.current().entries
 	b := &Batch[K, V]{txn: cur.Txn()}
 	for k := range cur.All() {
-		if _, keep := copies[k]; !keep {
+		if _, keep := entries[k]; !keep {
 			b.Delete(k)
 		}
 	}
-	for k, v := range copies {
-		b.store(k, v)
+	for k, v := range entries {
+		old, ok := cur.Get(k)
+		if ok && DeepEqual(old, v) {
+			continue
+		}
+		v = DeepCopy(v)
+		b.txn.Set(k, v)
+		b.changes = append(b.changes, change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true})
 	}
 	m.commit(b)
 }

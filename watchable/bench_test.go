@@ -94,10 +94,24 @@ func BenchmarkState(b *testing.B) {
 // BenchmarkReplaceUnchanged measures a provider re-listing 10,000 entries
 // of which none changed: the common case of mark-and-sweep.
 func BenchmarkReplaceUnchanged(b *testing.B) {
-	m := fill(10_000)
-	entries := m.LoadAll()
-	b.ReportAllocs()
-	for b.Loop() {
+	b.Run("int", func(b *testing.B) {
+		m := fill(10_000)
+		entries := m.LoadAll()
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Replace(entries)
+		}
+	})
+	b.Run("DeepCopy method", func(b *testing.B) {
+		var m watchable.Map[int, *item]
+		entries := map[int]*item{}
+		for i := range 10_000 {
+			entries[i] = &item{Name: fmt.Sprint(i), Tags: []string{"a", "b"}}
+		}
 		m.Replace(entries)
-	}
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Replace(entries)
+		}
+	})
 }

@@ -420,3 +420,22 @@ func TestPanickingIncludeLeavesEveryoneConsistent(t *testing.T) {
 		}
 	}
 }
+
+func TestReplaceCopiesValues(t *testing.T) {
+	var m watchable.Map[string, *item]
+	mine := map[string]*item{"a": {Name: "a", Tags: []string{"x"}}, "b": {Name: "b"}}
+	m.Replace(mine)
+	mine["a"].Tags[0] = "mutated"
+	mine["b"].Name = "mutated"
+	if v, _ := m.State().Get("a"); v.Tags[0] != "x" {
+		t.Fatalf("Replace kept the caller's memory: %+v", v)
+	}
+	if v, _ := m.State().Get("b"); v.Name != "b" {
+		t.Fatalf("Replace kept the caller's memory: %+v", v)
+	}
+	rev := m.Revision()
+	m.Replace(map[string]*item{"a": {Name: "a", Tags: []string{"x"}}, "b": {Name: "b"}})
+	if m.Revision() != rev {
+		t.Fatalf("Replace with deep-equal values made revision %d; want %d", m.Revision(), rev)
+	}
+}
