@@ -108,6 +108,10 @@ type subscription[K comparable, V any] struct {
 	indexed bool
 }
 
+// maxReusedIndex is the largest index a subscription clears and reuses for
+// its next window rather than dropping.
+const maxReusedIndex = 256
+
 // pending is what the window knows about one changed key.
 type pending[K comparable, V any] struct {
 	pos       int // in updates
@@ -129,8 +133,16 @@ func (s *subscription[K, V]) open() {
 		default: // read: the reader owns those updates now
 			s.first = false
 			s.updates = nil
-			clear(s.index)
 			s.indexed = true
+			// A Go map keeps its size when cleared, so an index that
+			// once held a large window (typically the whole first
+			// snapshot) would stay that large for the life of the
+			// subscription. Small ones are reused to save allocations.
+			if len(s.index) > maxReusedIndex {
+				s.index = nil
+			} else {
+				clear(s.index)
+			}
 		}
 	}
 	if !s.indexed {

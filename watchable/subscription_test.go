@@ -2,6 +2,7 @@ package watchable_test
 
 import (
 	"context"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -438,4 +439,45 @@ func TestReplaceCopiesValues(t *testing.T) {
 	if m.Revision() != rev {
 		t.Fatalf("Replace with deep-equal values made revision %d; want %d", m.Revision(), rev)
 	}
+}
+
+// TestLargeWindowIsNotRetained checks that a subscription whose window once
+// held every entry of a large map (its first snapshot went unread across a
+// write) does not keep that window's bookkeeping after the reader caught up.
+func TestLargeWindowIsNotRetained(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a large map")
+	}
+	const n = 200_000
+	var m watchable.Map[int, int]
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for i := range n {
+			b.Store(i, i)
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := m.Subscribe(ctx)
+	m.Store(-1, 1) // merges into the unread first snapshot of n entries
+	if s := next(t, ch); len(s.Updates) != n+1 {
+		t.Fatalf("first snapshot lists %d entries; want %d", len(s.Updates), n+1)
+	}
+	m.Store(-2, 1) // a small window; the reader has caught up
+	next(t, ch)
+
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	with := heap()
+	cancel()
+	closed(t, ch)
+	without := heap()
+	// Indexing n keys takes several megabytes; a caught-up subscription
+	// needs almost nothing.
+	if with > without && with-without > 1<<20 {
+		t.Fatalf("a caught-up subscription retains %d KiB", (with-without)>>10)
+	}
+	runtime.KeepAlive(&m)
 }
