@@ -111,13 +111,14 @@ func (m *Map[K, V]) store(key K, value V) {
 // Delete removes key. Deleting a missing key does nothing. After Close,
 // Delete does nothing.
 func (m *Map[K, V]) Delete(key K) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.delete(key)
 }
 
-// delete removes key and reports whether it was present. m.mu is held.
+// delete removes key and returns the value it had, and whether it was
+// present.
 func (m *Map[K, V]) delete(key K) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	cur := m.current()
 	old, ok := cur.entries.Get(key)
 	if !ok || m.closed {
@@ -133,27 +134,30 @@ func (m *Map[K, V]) delete(key K) (V, bool) {
 // a deep copy of it, with loaded false (also after Close, when nothing is
 // stored).
 func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
-	value = DeepCopy(value)
+	actual, loaded = m.loadOrStore(key, DeepCopy(value))
+	// Values in the map never change, so the copy needs no lock.
+	return DeepCopy(actual), loaded
+}
+
+func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if v, ok := m.current().entries.Get(key); ok {
-		return DeepCopy(v), true
+		return v, true
 	}
 	m.store(key, value)
-	return DeepCopy(value), false
+	return value, false
 }
 
 // LoadAndDelete deletes key and returns a deep copy of the value it had, and
 // whether it was present. After Close nothing is deleted, but the value is
 // still returned.
 func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.delete(key)
-	if !ok {
-		return v, false
+	value, loaded = m.delete(key)
+	if loaded {
+		value = DeepCopy(value)
 	}
-	return DeepCopy(v), true
+	return value, loaded
 }
 
 // CompareAndSwap stores new for key if key is present with a value equal

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -480,4 +481,31 @@ func TestLargeWindowIsNotRetained(t *testing.T) {
 		t.Fatalf("a caught-up subscription retains %d KiB", (with-without)>>10)
 	}
 	runtime.KeepAlive(&m)
+}
+
+func TestBatchUsedAfterReturnPanics(t *testing.T) {
+	var m watchable.Map[string, int]
+	var kept *watchable.Batch[string, int]
+	m.Batch(func(b *watchable.Batch[string, int]) { kept = b })
+	uses := map[string]func(){
+		"Store":  func() { kept.Store("a", 1) },
+		"Delete": func() { kept.Delete("a") },
+		"Load":   func() { kept.Load("a") },
+		"Len":    func() { kept.Len() },
+	}
+	for name, use := range uses {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, "watchable: Batch") {
+					t.Fatalf("panic %q does not say the Batch was used too late", msg)
+				}
+			}()
+			use()
+			t.Fatal("using a Batch after Map.Batch returned did not panic")
+		})
+	}
+	if m.Revision() != 0 {
+		t.Fatalf("a late Batch write changed the map: revision %d", m.Revision())
+	}
 }
