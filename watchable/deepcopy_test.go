@@ -226,9 +226,11 @@ type meta struct {
 
 func (in *meta) DeepCopyInto(out *meta) {
 	*out = *in
-	out.Labels = make(map[string]string, len(in.Labels))
-	for k, v := range in.Labels {
-		out.Labels[k] = v
+	if in.Labels != nil {
+		out.Labels = make(map[string]string, len(in.Labels))
+		for k, v := range in.Labels {
+			out.Labels[k] = v
+		}
 	}
 }
 
