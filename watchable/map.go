@@ -48,7 +48,9 @@ func (m *Map[K, V]) current() version[K, V] {
 	return version[K, V]{}
 }
 
-// State returns the current contents as an immutable State, in O(1).
+// State returns the current contents as an immutable State, in O(1) and
+// without copying: later writes never change it. Its values are shared with
+// the map and MUST NOT be mutated.
 func (m *Map[K, V]) State() State[K, V] {
 	return State[K, V]{m: m.current().entries}
 }
@@ -67,7 +69,8 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	return DeepCopy(v), true
 }
 
-// LoadAll returns a deep copy of the whole map.
+// LoadAll returns a deep copy of the whole map: O(N) copies. Use State to
+// read without copying.
 func (m *Map[K, V]) LoadAll() map[K]V {
 	return m.LoadAllMatching(func(K, V) bool { return true })
 }
@@ -87,7 +90,8 @@ func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 // Store sets the value for key to a deep copy of value; the caller may keep
 // using value. Storing a value equal (see DeepEqual) to the current one does
 // nothing: no new revision and no notification. After Close, Store does
-// nothing.
+// nothing. Store panics if values of type V cannot be deep-copied (see
+// DeepCopy), before changing anything.
 func (m *Map[K, V]) Store(key K, value V) {
 	value = DeepCopy(value)
 	m.mu.Lock()
@@ -236,12 +240,16 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 	}
 }
 
-// Revision returns the current revision: the number of effective writes so far.
+// Revision returns the current revision: the number of effective writes so
+// far. It never decreases, and stops growing when the map is closed.
 func (m *Map[K, V]) Revision() uint64 {
 	return m.current().rev
 }
 
-// Subscribers returns the number of open subscriptions.
+// Subscribers returns the number of open subscriptions. A subscription whose
+// context is done is removed by a goroutine that context.AfterFunc starts, so
+// it may still be counted for a moment; it is no longer counted once its
+// channel is closed.
 func (m *Map[K, V]) Subscribers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -16,9 +16,14 @@ import (
 // subscriber that does not read costs writers nothing but remembering, per
 // changed key, one pending entry.
 //
-// The channel is closed when ctx is done or the map is closed. Subscribing to
-// a closed map, or with a done ctx, returns a closed channel. No goroutine is
-// started.
+// The channel is closed when ctx is done or the map is closed; a snapshot
+// that was pending then is still read before the close. Subscribing to a
+// closed map, or with a done ctx, returns a closed channel. No goroutine is
+// started, and nothing needs closing by hand: cancel ctx to unsubscribe.
+//
+// Subscribe may be called from any goroutine. It lists every entry for the
+// first snapshot, so it costs O(N) in the number of entries; so does, once,
+// the first write while that first snapshot is still unread.
 func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
 	return m.subscribe(ctx, nil)
 }
