@@ -116,27 +116,3 @@ func BenchmarkReplaceUnchanged(b *testing.B) {
 	})
 }
 
-// BenchmarkStoreAfterLargeWindow measures a Store to a subscriber that reads
-// every snapshot, after it once left its first snapshot of 100,000 entries
-// unread across a write (which makes the subscription index all of them).
-func BenchmarkStoreAfterLargeWindow(b *testing.B) {
-	for _, large := range []bool{false, true} {
-		b.Run(fmt.Sprintf("large=%v", large), func(b *testing.B) {
-			m := fill(100_000)
-			ch := m.Subscribe(context.Background())
-			if large {
-				m.Store(-1, 1)
-			}
-			<-ch
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				m.Store(i%1000, -i)
-				<-ch
-			}
-			b.StopTimer()
-			m.Close()
-		})
-	}
-}

@@ -32,7 +32,7 @@ func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
 // for which include returns true: State holds only those, an entry that
 // starts matching arrives as a store and one that stops matching as a
 // delete, and changes to entries that match neither before nor after deliver
-// nothing.
+// nothing. A nil include selects every entry, as Subscribe does.
 //
 // include is called by writers, under the map's write lock, once per changed
 // entry; it must be fast, must not call the Map's methods, and must not
