@@ -115,4 +115,3 @@ func BenchmarkReplaceUnchanged(b *testing.B) {
 		}
 	})
 }
-
