@@ -125,13 +125,14 @@ func copyMethod(t, to reflect.Type) bool {
 // equal, and the rules apply to the dynamic type (but an Equal method counts
 // only if it takes a T). DeepEqual is safe for concurrent use.
 func DeepEqual[T any](a, b T) bool {
-	switch infoOf[T]().equal {
+	info := infoOf[T]()
+	switch info.equal {
 	case equalOperator:
 		return any(a) == any(b)
 	case equalProto:
 		return proto.Equal(any(a).(proto.Message), any(b).(proto.Message))
 	case equalMethod:
-		if isNilPointer(a) || isNilPointer(b) {
+		if info.pointer && (isNilPointer(a) || isNilPointer(b)) {
 			return isNilPointer(a) && isNilPointer(b)
 		}
 		return any(a).(Equaler[T]).Equal(b)
