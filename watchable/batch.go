@@ -4,16 +4,25 @@ import "github.com/switchyard-go/switchyard/watchable/internal/hamt"
 
 // Batch collects writes that a Map applies atomically: subscribers see all
 // of them in one snapshot, at one new revision, or none of them. A Batch is
-// valid only inside the function passed to Map.Batch and must not be used
-// from other goroutines.
+// valid only inside the function passed to Map.Batch: its methods panic if
+// it is used after that function returned. It must not be used from other
+// goroutines.
 type Batch[K comparable, V any] struct {
 	txn     *hamt.Txn[K, V]
 	changes []change[K, V]
+	done    bool
+}
+
+func (b *Batch[K, V]) live() {
+	if b.done {
+		panic("watchable: Batch used after the function passed to Map.Batch returned")
+	}
 }
 
 // Store sets key to a deep copy of value within the batch, with the same
 // rules as Map.Store.
 func (b *Batch[K, V]) Store(key K, value V) {
+	b.live()
 	b.store(key, DeepCopy(value))
 }
 
@@ -28,6 +37,7 @@ func (b *Batch[K, V]) store(key K, value V) {
 
 // Delete removes key within the batch.
 func (b *Batch[K, V]) Delete(key K) {
+	b.live()
 	old, ok := b.txn.Get(key)
 	if !ok {
 		return
@@ -38,6 +48,7 @@ func (b *Batch[K, V]) Delete(key K) {
 
 // Load returns a deep copy of the value for key as the batch has it so far.
 func (b *Batch[K, V]) Load(key K) (V, bool) {
+	b.live()
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
@@ -46,7 +57,10 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 }
 
 // Len returns the number of entries as the batch has it so far.
-func (b *Batch[K, V]) Len() int { return b.txn.Len() }
+func (b *Batch[K, V]) Len() int {
+	b.live()
+	return b.txn.Len()
+}
 
 // Batch calls fn with a Batch and applies the writes fn made to it as one
 // revision and one notification. If fn panics, nothing is applied and the
@@ -57,6 +71,7 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := &Batch[K, V]{txn: m.current().entries.Txn()}
+	defer func() { b.done = true }() // also when fn panics
 	fn(b)
 	m.commit(b)
 }
@@ -64,23 +79,31 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 // Replace makes the map's contents exactly entries: keys whose values
 // changed are stored, keys absent from entries are deleted, equal values are
 // left alone. It is one revision and one notification, and none at all when
-// nothing changed. entries is deep-copied; the caller keeps it.
+// nothing changed. Only the values that changed are deep-copied, so
+// re-listing a large, mostly unchanged source costs a comparison per entry;
+// the caller keeps entries and must not change it during the call. After
+// Close, Replace does nothing.
 func (m *Map[K, V]) Replace(entries map[K]V) {
-	copies := make(map[K]V, len(entries))
-	for k, v := range entries {
-		copies[k] = DeepCopy(v)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
 	cur := m.current().entries
 	b := &Batch[K, V]{txn: cur.Txn()}
 	for k := range cur.All() {
-		if _, keep := copies[k]; !keep {
+		if _, keep := entries[k]; !keep {
 			b.Delete(k)
 		}
 	}
-	for k, v := range copies {
-		b.store(k, v)
+	for k, v := range entries {
+		old, ok := cur.Get(k)
+		if ok && DeepEqual(old, v) {
+			continue
+		}
+		v = DeepCopy(v)
+		b.txn.Set(k, v)
+		b.changes = append(b.changes, change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true})
 	}
 	m.commit(b)
 }
@@ -91,5 +114,5 @@ func (m *Map[K, V]) commit(b *Batch[K, V]) {
 	if m.closed || len(b.changes) == 0 {
 		return
 	}
-	m.publish(entries, b.changes...)
+	m.publish(entries, b.changes)
 }

@@ -26,63 +26,217 @@ type Equaler[T any] interface {
 //   - a proto.Message is copied with proto.Clone;
 //   - a value whose type holds no pointers, slices, maps, channels, functions
 //     or interfaces (numbers, strings, and arrays and structs of those) is
-//     copied by assignment.
+//     copied by assignment;
+//   - a value whose pointer has a DeepCopy() *T method, as deepcopy-gen
+//     writes for Kubernetes types, is copied through it.
+//
+// When T is an interface type, the same rules apply to the dynamic type of
+// v, and a DeepCopy method of the dynamic type counts when its result can be
+// held in a T (so a *Pod in a runtime.Object is copied with Pod's DeepCopy).
 //
 // Nil pointers and nil interfaces are returned as they are. Any other value
 // cannot be copied safely, and DeepCopy panics with a message naming its type
 // and the part of it that holds a reference, rather than silently sharing
 // memory. A Map therefore rejects such a type on its first Store.
+//
+// How a type is copied is worked out once per type and remembered, so
+// DeepCopy of a value without references costs a lookup and an assignment.
+// DeepCopy is safe for concurrent use.
 func DeepCopy[T any](v T) T {
-	switch c := any(v).(type) {
+	info := infoOf[T]()
+	switch info.copy {
+	case byAssignment:
+		return v
+	case byMethod:
+		if info.pointer && isNilPointer(v) {
+			return v
+		}
+		return any(v).(DeepCopier[T]).DeepCopy()
+	case byProto:
+		if isNilPointer(v) {
+			return v
+		}
+		return proto.Clone(any(v).(proto.Message)).(T)
+	case byPointerMethod:
+		return copyThroughPointer(v)
+	case byDynamicType:
+		return copyDynamic(v)
+	}
+	panic(fmt.Sprintf("watchable: cannot deep-copy a value of type %v: it has no DeepCopy() method, is not a proto.Message, and %s", reflect.TypeFor[T](), info.why))
+}
+
+// copyThroughPointer copies v with the DeepCopy method of *T. It is a
+// function of its own so that only this case pays for v escaping.
+func copyThroughPointer[T any](v T) T {
+	return *any(&v).(DeepCopier[*T]).DeepCopy()
+}
+
+// copyDynamic copies a value of interface type T by its dynamic type.
+func copyDynamic[T any](v T) T {
+	x := any(v)
+	switch c := x.(type) {
 	case nil:
 		return v
 	case DeepCopier[T]:
-		if isNilPointer(v) {
+		if isNilPointer(x) {
 			return v
 		}
 		return c.DeepCopy()
 	case proto.Message:
-		if isNilPointer(v) {
+		if isNilPointer(x) {
 			return v
 		}
 		return proto.Clone(c).(T)
 	}
-	if why := referencePath(reflect.TypeOf(any(v))); why != "" {
-		panic(fmt.Sprintf("watchable: cannot deep-copy a value of type %T: it has no DeepCopy() method, is not a proto.Message, and %s", v, why))
+	dt := reflect.TypeOf(x)
+	if referencePath(dt) == "" {
+		return v
 	}
-	return v
+	static := reflect.TypeFor[T]()
+	if copyMethod(dt, static) {
+		if isNilPointer(x) {
+			return v
+		}
+		return reflect.ValueOf(x).MethodByName("DeepCopy").Call(nil)[0].Interface().(T)
+	}
+	if pt := reflect.PointerTo(dt); dt.Kind() != reflect.Pointer && copyMethod(pt, pt) {
+		p := reflect.New(dt)
+		p.Elem().Set(reflect.ValueOf(x))
+		return p.MethodByName("DeepCopy").Call(nil)[0].Elem().Interface().(T)
+	}
+	panic(fmt.Sprintf("watchable: cannot deep-copy a value of type %v held in a %v: it has no DeepCopy() method, is not a proto.Message, and %s", dt, static, referencePath(dt)))
+}
+
+// copyMethod reports whether t has a method DeepCopy() R whose result can be
+// held in a to.
+func copyMethod(t, to reflect.Type) bool {
+	m, ok := t.MethodByName("DeepCopy")
+	return ok && m.Type.NumIn() == 1 && m.Type.NumOut() == 1 && m.Type.Out(0).AssignableTo(to)
 }
 
 // DeepEqual reports whether a and b are equal, in this order:
 //
 //   - proto messages are compared with proto.Equal;
 //   - an Equal(T) bool method (Equaler[T]) decides;
-//   - values of comparable types without references are compared with ==;
+//   - values of types without references are compared with ==;
 //   - anything else with reflect.DeepEqual.
+//
+// When T is an interface type, values of different dynamic types are not
+// equal, and the rules apply to the dynamic type (but an Equal method counts
+// only if it takes a T). DeepEqual is safe for concurrent use.
 func DeepEqual[T any](a, b T) bool {
-	switch x := any(a).(type) {
+	info := infoOf[T]()
+	switch info.equal {
+	case equalOperator:
+		return any(a) == any(b)
+	case equalProto:
+		return proto.Equal(any(a).(proto.Message), any(b).(proto.Message))
+	case equalMethod:
+		if info.pointer && (isNilPointer(a) || isNilPointer(b)) {
+			return isNilPointer(a) && isNilPointer(b)
+		}
+		return any(a).(Equaler[T]).Equal(b)
+	case equalDynamic:
+		return equalDynamically(a, b)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// equalDynamically compares values of interface type T by their dynamic types.
+func equalDynamically[T any](a, b T) bool {
+	x, y := any(a), any(b)
+	switch c := x.(type) {
 	case nil:
-		return any(b) == nil
+		return y == nil
 	case proto.Message:
-		if y, ok := any(b).(proto.Message); ok {
-			return proto.Equal(x, y)
+		if d, ok := y.(proto.Message); ok {
+			return proto.Equal(c, d)
 		}
 		return false
 	case Equaler[T]:
-		if isNilPointer(a) || isNilPointer(b) {
-			return isNilPointer(a) && isNilPointer(b)
+		if isNilPointer(x) || isNilPointer(y) {
+			return isNilPointer(x) && isNilPointer(y)
 		}
-		return x.Equal(b)
+		return c.Equal(b)
 	}
-	if t := reflect.TypeOf(any(a)); t.Comparable() && referencePath(t) == "" {
-		return any(a) == any(b)
+	if t := reflect.TypeOf(x); t == reflect.TypeOf(y) && referencePath(t) == "" {
+		return x == y
 	}
-	return reflect.DeepEqual(a, b)
+	return reflect.DeepEqual(x, y)
 }
 
 func isNilPointer[T any](v T) bool {
 	rv := reflect.ValueOf(any(v))
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// How DeepCopy copies values of one static type.
+const (
+	byAssignment = iota
+	byMethod
+	byProto
+	byPointerMethod
+	byDynamicType
+	impossible
+)
+
+// How DeepEqual compares values of one static type.
+const (
+	equalOperator = iota
+	equalProto
+	equalMethod
+	equalDynamic
+	equalReflect
+)
+
+// typeInfo is what DeepCopy and DeepEqual decided about one static type.
+type typeInfo struct {
+	copy, equal int
+	pointer     bool   // the type is a pointer type
+	why         string // what makes assignment unsafe; "" if nothing
+}
+
+// typeInfos caches a *typeInfo per reflect.Type. Deciding needs reflection;
+// looking the answer up needs no allocation, unlike a type switch on a
+// boxed value, which would allocate on every Store of, say, an int.
+var typeInfos sync.Map
+
+var protoMessage = reflect.TypeFor[proto.Message]()
+
+func infoOf[T any]() *typeInfo {
+	t := reflect.TypeFor[T]()
+	if info, ok := typeInfos.Load(t); ok {
+		return info.(*typeInfo)
+	}
+	info := &typeInfo{pointer: t.Kind() == reflect.Pointer, why: referencePath(t)}
+	switch {
+	case t.Kind() == reflect.Interface:
+		info.copy = byDynamicType
+	case t.Implements(reflect.TypeFor[DeepCopier[T]]()):
+		info.copy = byMethod
+	case t.Implements(protoMessage):
+		info.copy = byProto
+	case info.why == "":
+		info.copy = byAssignment
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[DeepCopier[*T]]()):
+		info.copy = byPointerMethod
+	default:
+		info.copy = impossible
+	}
+	switch {
+	case t.Kind() == reflect.Interface:
+		info.equal = equalDynamic
+	case t.Implements(protoMessage):
+		info.equal = equalProto
+	case t.Implements(reflect.TypeFor[Equaler[T]]()):
+		info.equal = equalMethod
+	case info.why == "":
+		info.equal = equalOperator
+	default:
+		info.equal = equalReflect
+	}
+	actual, _ := typeInfos.LoadOrStore(t, info)
+	return actual.(*typeInfo)
 }
 
 // referenceCache remembers, per type, why values of it cannot be copied by

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -123,5 +124,177 @@ func TestDeepCopyRejectsReferences(t *testing.T) {
 			tt.store()
 			t.Fatal("Store of a value that cannot be copied did not panic")
 		})
+	}
+}
+
+// shape is an interface type whose implementations copy themselves.
+type shape interface {
+	DeepCopy() shape
+	Area() int
+}
+
+type rect struct{ Sides []int }
+
+func (r *rect) DeepCopy() shape { return &rect{Sides: append([]int(nil), r.Sides...)} }
+func (r *rect) Area() int       { return r.Sides[0] * r.Sides[1] }
+
+func TestDeepCopyInterfaceValues(t *testing.T) {
+	t.Run("any holding a type with a DeepCopy method", func(t *testing.T) {
+		var m watchable.Map[string, any]
+		mine := &item{Name: "a", Tags: []string{"x"}}
+		m.Store("k", mine)
+		mine.Tags[0] = "mutated"
+		got, _ := m.Load("k")
+		if got.(*item).Tags[0] != "x" {
+			t.Fatalf("Store kept the caller's memory: %+v", got)
+		}
+		m.Store("k", &item{Name: "a", Tags: []string{"x"}})
+		if m.Revision() != 1 {
+			t.Fatalf("storing an equal value made revision %d", m.Revision())
+		}
+	})
+	t.Run("any holding plain values and nil", func(t *testing.T) {
+		var m watchable.Map[string, any]
+		m.Store("n", 42)
+		m.Store("s", "str")
+		m.Store("p", plain{Name: "x"})
+		m.Store("nil", nil)
+		m.Store("n", 42) // equal: no revision
+		want := map[string]any{"n": 42, "s": "str", "p": plain{Name: "x"}, "nil": nil}
+		if diff := cmp.Diff(want, m.LoadAll()); diff != "" || m.Revision() != 4 {
+			t.Fatalf("revision %d, contents (-want +got):\n%s", m.Revision(), diff)
+		}
+	})
+	t.Run("any holding a proto message", func(t *testing.T) {
+		var m watchable.Map[string, any]
+		d := durationpb.New(time.Second)
+		m.Store("d", d)
+		d.Seconds = 7
+		if got, _ := m.Load("d"); got.(*durationpb.Duration).AsDuration() != time.Second {
+			t.Fatalf("stored proto changed with the caller's: %v", got)
+		}
+	})
+	t.Run("interface whose DeepCopy returns the interface", func(t *testing.T) {
+		var m watchable.Map[string, shape]
+		mine := &rect{Sides: []int{2, 3}}
+		m.Store("r", mine)
+		mine.Sides[0] = 100
+		if got, _ := m.Load("r"); got.Area() != 6 {
+			t.Fatalf("Area = %d; want 6", got.Area())
+		}
+	})
+	t.Run("Kubernetes-style object interface", func(t *testing.T) {
+		var m watchable.Map[string, object]
+		mine := &meta{Name: "a", Labels: map[string]string{"app": "x"}}
+		m.Store("o", mine)
+		mine.Labels["app"] = "mutated"
+		got, _ := m.Load("o")
+		if app := got.(*meta).Labels["app"]; app != "x" {
+			t.Fatalf("stored object changed with the caller's: app %q", app)
+		}
+	})
+	t.Run("any holding a value whose pointer has DeepCopy", func(t *testing.T) {
+		var m watchable.Map[string, any]
+		mine := meta{Name: "a", Labels: map[string]string{"app": "x"}}
+		m.Store("v", mine)
+		mine.Labels["app"] = "mutated"
+		got, _ := m.Load("v")
+		if app := got.(meta).Labels["app"]; app != "x" {
+			t.Fatalf("stored value changed with the caller's: app %q", app)
+		}
+	})
+	t.Run("any holding a slice fails naming its type", func(t *testing.T) {
+		defer func() {
+			msg, _ := recover().(string)
+			if !strings.Contains(msg, "[]string") {
+				t.Fatalf("panic %q does not name []string", msg)
+			}
+		}()
+		var m watchable.Map[string, any]
+		m.Store("k", []string{"a"})
+		t.Fatal("storing a slice in a Map[string, any] did not panic")
+	})
+}
+
+// meta is shaped like the Kubernetes types deepcopy-gen writes for: the
+// generated methods have pointer receivers, and DeepCopyObject returns the
+// runtime.Object-like interface object.
+type meta struct {
+	Name   string
+	Labels map[string]string
+}
+
+func (in *meta) DeepCopyInto(out *meta) {
+	*out = *in
+	if in.Labels != nil {
+		out.Labels = make(map[string]string, len(in.Labels))
+		for k, v := range in.Labels {
+			out.Labels[k] = v
+		}
+	}
+}
+
+func (in *meta) DeepCopy() *meta {
+	if in == nil {
+		return nil
+	}
+	out := new(meta)
+	in.DeepCopyInto(out)
+	return out
+}
+
+func (in *meta) DeepCopyObject() object { return in.DeepCopy() }
+
+// object is shaped like k8s.io/apimachinery/pkg/runtime.Object.
+type object interface{ DeepCopyObject() object }
+
+// TestDeepCopyPointerMethodOnValueType stores values whose DeepCopy method
+// has a pointer receiver (func (in *T) DeepCopy() *T), as deepcopy-gen writes.
+func TestDeepCopyPointerMethodOnValueType(t *testing.T) {
+	var m watchable.Map[string, meta]
+	mine := meta{Name: "a", Labels: map[string]string{"app": "x"}}
+	m.Store("k", mine)
+	mine.Labels["app"] = "mutated"
+	got, _ := m.Load("k")
+	if got.Labels["app"] != "x" {
+		t.Fatalf("Store kept the caller's memory: %+v", got.Labels)
+	}
+	got.Labels["app"] = "mutated after Load"
+	if v, _ := m.State().Get("k"); v.Labels["app"] != "x" {
+		t.Fatalf("Load returned the map's memory: %+v", v.Labels)
+	}
+	m.Store("k", meta{Name: "a", Labels: map[string]string{"app": "x"}})
+	if m.Revision() != 1 {
+		t.Fatalf("storing an equal value made revision %d", m.Revision())
+	}
+}
+
+func TestDeepEqual(t *testing.T) {
+	var nilItem *item
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"equal ints", watchable.DeepEqual(1, 1), true},
+		{"different strings", watchable.DeepEqual("a", "b"), false},
+		{"equal plain structs", watchable.DeepEqual(plain{Name: "a", Pair: [2]int32{1, 2}}, plain{Name: "a", Pair: [2]int32{1, 2}}), true},
+		{"different plain structs", watchable.DeepEqual(plain{Port: 1}, plain{Port: 2}), false},
+		{"equal pointers to equal values", watchable.DeepEqual(&item{Name: "a", Tags: []string{"x"}}, &item{Name: "a", Tags: []string{"x"}}), true},
+		{"pointers to different values", watchable.DeepEqual(&item{Name: "a"}, &item{Name: "b"}), false},
+		{"nil and non-nil pointer", watchable.DeepEqual(nilItem, &item{}), false},
+		{"two nil pointers", watchable.DeepEqual(nilItem, nilItem), true},
+		{"Equal method decides", watchable.DeepEqual(version{N: 1, Note: "a"}, version{N: 1, Note: "b"}), true},
+		{"proto.Equal decides", watchable.DeepEqual(durationpb.New(time.Second), durationpb.New(time.Second)), true},
+		{"any: different dynamic types", watchable.DeepEqual[any](1, "1"), false},
+		{"any: equal ints", watchable.DeepEqual[any](1, 1), true},
+		{"any: nil and value", watchable.DeepEqual[any](nil, 1), false},
+		{"any: equal slices", watchable.DeepEqual[any]([]int{1}, []int{1}), true},
+		{"slices", watchable.DeepEqual([]int{1, 2}, []int{1, 3}), false},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: DeepEqual = %v; want %v", tt.name, tt.got, tt.want)
+		}
 	}
 }

@@ -1,11 +1,11 @@
-// Package watchable provides Map, a typed key/value map that any number of
-// goroutines can write to and subscribe to.
-//
-// A subscriber receives Snapshots: the complete current contents of the map
-// (an immutable State) together with the net changes since the subscriber's
-// previous read. Snapshots are coalesced: a subscriber never has a backlog,
-// and whatever it reads is the newest state. A slow or stalled subscriber
-// never slows down writers.
+// Package watchable provides Map, a typed key/value map that publishes its
+// changes. Any goroutine may Store and Delete; any goroutine may Subscribe
+// and then read Snapshots from a channel: the first holds everything, and
+// each later one holds the complete contents (an immutable State) together
+// with the net change per key since the subscriber's previous read. Changes
+// are coalesced, never queued, so a slow reader sees the newest state and
+// never slows writers down. The zero Map is ready to use; subscriptions end
+// when their context is done or the map is closed.
 //
 // The programming model is the one of github.com/telepresenceio/watchable,
 // which Envoy Gateway uses to connect its components. The cost model is not:

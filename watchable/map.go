@@ -24,6 +24,7 @@ type Map[K comparable, V any] struct {
 	subs      []*subscription[K, V]
 	notifiers []*notifier
 	closed    bool
+	matches   []bool // publish's scratch space for include results
 }
 
 // version is one immutable revision of the contents.
@@ -47,7 +48,9 @@ func (m *Map[K, V]) current() version[K, V] {
 	return version[K, V]{}
 }
 
-// State returns the current contents as an immutable State, in O(1).
+// State returns the current contents as an immutable State, in O(1) and
+// without copying: later writes never change it. Its values are shared with
+// the map and MUST NOT be mutated.
 func (m *Map[K, V]) State() State[K, V] {
 	return State[K, V]{m: m.current().entries}
 }
@@ -66,7 +69,8 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	return DeepCopy(v), true
 }
 
-// LoadAll returns a deep copy of the whole map.
+// LoadAll returns a deep copy of the whole map: O(N) copies. Use State to
+// read without copying.
 func (m *Map[K, V]) LoadAll() map[K]V {
 	return m.LoadAllMatching(func(K, V) bool { return true })
 }
@@ -86,7 +90,8 @@ func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 // Store sets the value for key to a deep copy of value; the caller may keep
 // using value. Storing a value equal (see DeepEqual) to the current one does
 // nothing: no new revision and no notification. After Close, Store does
-// nothing.
+// nothing. Store panics if values of type V cannot be deep-copied (see
+// DeepCopy), before changing anything.
 func (m *Map[K, V]) Store(key K, value V) {
 	value = DeepCopy(value)
 	m.mu.Lock()
@@ -104,26 +109,27 @@ func (m *Map[K, V]) store(key K, value V) {
 	if ok && DeepEqual(old, value) {
 		return
 	}
-	m.publish(cur.entries.Set(key, value), change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true})
+	m.publish(cur.entries.Set(key, value), []change[K, V]{{key: key, old: old, hadOld: ok, new: value, hasNew: true}})
 }
 
 // Delete removes key. Deleting a missing key does nothing. After Close,
 // Delete does nothing.
 func (m *Map[K, V]) Delete(key K) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.delete(key)
 }
 
-// delete removes key and reports whether it was present. m.mu is held.
+// delete removes key and returns the value it had, and whether it was
+// present.
 func (m *Map[K, V]) delete(key K) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	cur := m.current()
 	old, ok := cur.entries.Get(key)
 	if !ok || m.closed {
 		return old, ok
 	}
 	next, _ := cur.entries.Delete(key)
-	m.publish(next, change[K, V]{key: key, old: old, hadOld: true})
+	m.publish(next, []change[K, V]{{key: key, old: old, hadOld: true}})
 	return old, true
 }
 
@@ -132,27 +138,30 @@ func (m *Map[K, V]) delete(key K) (V, bool) {
 // a deep copy of it, with loaded false (also after Close, when nothing is
 // stored).
 func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
-	value = DeepCopy(value)
+	actual, loaded = m.loadOrStore(key, DeepCopy(value))
+	// Values in the map never change, so the copy needs no lock.
+	return DeepCopy(actual), loaded
+}
+
+func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if v, ok := m.current().entries.Get(key); ok {
-		return DeepCopy(v), true
+		return v, true
 	}
 	m.store(key, value)
-	return DeepCopy(value), false
+	return value, false
 }
 
 // LoadAndDelete deletes key and returns a deep copy of the value it had, and
 // whether it was present. After Close nothing is deleted, but the value is
 // still returned.
 func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v, ok := m.delete(key)
-	if !ok {
-		return v, false
+	value, loaded = m.delete(key)
+	if loaded {
+		value = DeepCopy(value)
 	}
-	return DeepCopy(v), true
+	return value, loaded
 }
 
 // CompareAndSwap stores new for key if key is present with a value equal
@@ -197,12 +206,32 @@ func (m *Map[K, V]) Close() {
 
 // publish makes entries the current version with the given changes, at the
 // next revision, and tells every subscriber. m.mu is held.
-func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
+//
+// Subset subscribers' include functions are asked first, before anything
+// changes: they are the callers' code and may panic, and a panic must leave
+// the map and every subscriber as they were rather than half-told.
+func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
+	m.matches = m.matches[:0]
+	for _, s := range m.subs {
+		if s.include == nil {
+			continue
+		}
+		for i := range changes {
+			c := &changes[i]
+			m.matches = append(m.matches, c.hasNew && s.include(c.key, c.new))
+		}
+	}
+
 	next := &version[K, V]{entries: entries, rev: m.current().rev + 1}
 	m.cur.Store(next)
+	matches := m.matches
 	for _, s := range m.subs {
 		for i := range changes {
-			s.record(&changes[i])
+			hasAfter := changes[i].hasNew
+			if s.include != nil {
+				hasAfter, matches = matches[0], matches[1:]
+			}
+			s.record(&changes[i], hasAfter)
 		}
 		s.flush(next)
 	}
@@ -211,12 +240,16 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes ...change[K, V]) {
 	}
 }
 
-// Revision returns the current revision: the number of effective writes so far.
+// Revision returns the current revision: the number of effective writes so
+// far. It never decreases, and stops growing when the map is closed.
 func (m *Map[K, V]) Revision() uint64 {
 	return m.current().rev
 }
 
-// Subscribers returns the number of open subscriptions.
+// Subscribers returns the number of open subscriptions. A subscription whose
+// context is done is removed by a goroutine that context.AfterFunc starts, so
+// it may still be counted for a moment; it is no longer counted once its
+// channel is closed.
 func (m *Map[K, V]) Subscribers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

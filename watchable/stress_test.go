@@ -105,3 +105,61 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("Subscribers after Close = %d", n)
 	}
 }
+
+// TestSubscribeCloseCancelRace races Subscribe, Notify, ctx cancellation,
+// writes and two Closes on fresh maps, many times. Every channel must end
+// closed, with any snapshot before the close consistent, and nothing may be
+// left subscribed.
+func TestSubscribeCloseCancelRace(t *testing.T) {
+	const rounds, subscribers = 200, 4
+	for range rounds {
+		var m watchable.Map[int, int]
+		m.Store(0, 0)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		bad := make(chan string, subscribers)
+		for s := range subscribers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var ch <-chan watchable.Snapshot[int, int]
+				if s%2 == 0 {
+					ch = m.Subscribe(ctx)
+				} else {
+					ch = m.SubscribeSubset(ctx, func(k, _ int) bool { return k%2 == 0 })
+				}
+				m.Notify(ctx, make(chan struct{}, 1))
+				seen := map[int]int{}
+				for snap := range ch { // must end: ctx is cancelled and the map closed
+					for _, u := range snap.Updates {
+						if u.Delete {
+							delete(seen, u.Key)
+						} else {
+							seen[u.Key] = u.Value
+						}
+					}
+					if len(seen) != snap.State.Len() {
+						bad <- "rebuilt view and State differ in size"
+						return
+					}
+				}
+			}()
+		}
+		wg.Add(3)
+		go func() { defer wg.Done(); <-start; m.Store(1, 1); m.Delete(0); m.Store(2, 2) }()
+		go func() { defer wg.Done(); <-start; cancel() }()
+		go func() { defer wg.Done(); <-start; m.Close() }()
+		close(start)
+		m.Close()
+		wg.Wait()
+		close(bad)
+		for b := range bad {
+			t.Fatal(b)
+		}
+		if n := m.Subscribers(); n != 0 {
+			t.Fatalf("Subscribers after Close = %d", n)
+		}
+	}
+}

@@ -16,9 +16,14 @@ import (
 // subscriber that does not read costs writers nothing but remembering, per
 // changed key, one pending entry.
 //
-// The channel is closed when ctx is done or the map is closed. Subscribing to
-// a closed map, or with a done ctx, returns a closed channel. No goroutine is
-// started.
+// The channel is closed when ctx is done or the map is closed; a snapshot
+// that was pending then is still read before the close. Subscribing to a
+// closed map, or with a done ctx, returns a closed channel. No goroutine is
+// started, and nothing needs closing by hand: cancel ctx to unsubscribe.
+//
+// Subscribe may be called from any goroutine. It lists every entry for the
+// first snapshot, so it costs O(N) in the number of entries; so does, once,
+// the first write while that first snapshot is still unread.
 func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
 	return m.subscribe(ctx, nil)
 }
@@ -27,11 +32,13 @@ func (m *Map[K, V]) Subscribe(ctx context.Context) <-chan Snapshot[K, V] {
 // for which include returns true: State holds only those, an entry that
 // starts matching arrives as a store and one that stops matching as a
 // delete, and changes to entries that match neither before nor after deliver
-// nothing.
+// nothing. A nil include selects every entry, as Subscribe does.
 //
 // include is called by writers, under the map's write lock, once per changed
 // entry; it must be fast, must not call the Map's methods, and must not
-// mutate the value.
+// mutate the value. It is called before the write takes effect: if it
+// panics, the panic reaches the writer and the write is not applied, so the
+// map and every subscriber stay as they were.
 func (m *Map[K, V]) SubscribeSubset(ctx context.Context, include func(K, V) bool) <-chan Snapshot[K, V] {
 	return m.subscribe(ctx, include)
 }
@@ -63,6 +70,7 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 	}
 	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev}
 	s.sent = true
+	s.first = true
 	m.subs = append(m.subs, s)
 	s.stop = context.AfterFunc(ctx, s.cancel)
 	return ch
@@ -90,7 +98,11 @@ type subscription[K comparable, V any] struct {
 	// to date by record; whole-map subscriptions use the map's version.
 	view hamt.Map[K, V]
 
-	sent    bool // a snapshot was put in ch and may still be there
+	sent bool // a snapshot was put in ch and may still be there
+	// first reports that the snapshot in ch is the subscription's first,
+	// unread: it is delivered even if writes since leave it no net change,
+	// because a reader counts on finding it.
+	first   bool
 	opened  bool // record has prepared the window in this write
 	updates []Update[K, V]
 	// index locates each pending key in updates and remembers what the
@@ -100,6 +112,10 @@ type subscription[K comparable, V any] struct {
 	index   map[K]pending[K, V]
 	indexed bool
 }
+
+// maxReusedIndex is the largest index a subscription clears and reuses for
+// its next window rather than dropping.
+const maxReusedIndex = 256
 
 // pending is what the window knows about one changed key.
 type pending[K comparable, V any] struct {
@@ -120,9 +136,18 @@ func (s *subscription[K, V]) open() {
 		select {
 		case <-s.ch: // unread: keep merging into its updates
 		default: // read: the reader owns those updates now
+			s.first = false
 			s.updates = nil
-			clear(s.index)
 			s.indexed = true
+			// A Go map keeps its size when cleared, so an index that
+			// once held a large window (typically the whole first
+			// snapshot) would stay that large for the life of the
+			// subscription. Small ones are reused to save allocations.
+			if len(s.index) > maxReusedIndex {
+				s.index = nil
+			} else {
+				clear(s.index)
+			}
 		}
 	}
 	if !s.indexed {
@@ -139,12 +164,13 @@ func (s *subscription[K, V]) open() {
 	}
 }
 
-// record merges one change into the window.
-func (s *subscription[K, V]) record(c *change[K, V]) {
-	before, hadBefore, after, hasAfter := c.old, c.hadOld, c.new, c.hasNew
+// record merges one change into the window. hasAfter reports whether the
+// subscriber sees the key after the change: for a subset subscription,
+// whether the new value is included.
+func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
+	before, hadBefore, after := c.old, c.hadOld, c.new
 	if s.include != nil {
 		before, hadBefore = s.view.Get(c.key)
-		hasAfter = hasAfter && s.include(c.key, after)
 		if !hadBefore && !hasAfter {
 			return
 		}
@@ -189,7 +215,7 @@ func (s *subscription[K, V]) flush(v *version[K, V]) {
 		return
 	}
 	s.opened = false
-	if len(s.updates) == 0 {
+	if len(s.updates) == 0 && !s.first {
 		return
 	}
 	view := v.entries

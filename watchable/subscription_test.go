@@ -2,7 +2,9 @@ package watchable_test
 
 import (
 	"context"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +84,45 @@ func TestFirstSnapshot(t *testing.T) {
 			t.Fatalf("Revision = %d; want 2", s.Revision)
 		}
 	})
+}
+
+func TestFirstSnapshotSurvivesNoNetChange(t *testing.T) {
+	tests := []struct {
+		name   string
+		before map[string]int
+		writes func(m *watchable.Map[string, int])
+	}{
+		{"empty map, key appears and vanishes", nil, func(m *watchable.Map[string, int]) { m.Store("a", 1); m.Delete("a") }},
+		{"listed entry deleted", map[string]int{"a": 1}, func(m *watchable.Map[string, int]) { m.Delete("a") }},
+		{"batch that changes nothing net", nil, func(m *watchable.Map[string, int]) {
+			m.Batch(func(b *watchable.Batch[string, int]) { b.Store("a", 1); b.Delete("a") })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m watchable.Map[string, int]
+			m.Replace(tt.before)
+			ch := m.Subscribe(t.Context())
+			tt.writes(&m)
+			// The subscriber has not read its first snapshot yet: it must
+			// still find one, holding the newest contents.
+			select {
+			case s := <-ch:
+				if diff := cmp.Diff(m.LoadAll(), s.State.Map()); diff != "" {
+					t.Fatalf("first State (-want +got):\n%s", diff)
+				}
+				if len(s.Updates) != s.State.Len() {
+					t.Fatalf("first Updates %+v do not list State", s.Updates)
+				}
+				if s.Revision != m.Revision() {
+					t.Fatalf("Revision = %d; want %d", s.Revision, m.Revision())
+				}
+			default:
+				t.Fatal("the first snapshot is gone")
+			}
+			nothingPending(t, ch)
+		})
+	}
 }
 
 func TestNetChanges(t *testing.T) {
@@ -341,4 +382,130 @@ func TestReplace(t *testing.T) {
 	}
 	m.Replace(map[string]int{"a": 1, "b": 20, "d": 4})
 	nothingPending(t, ch)
+}
+
+func TestPanickingIncludeLeavesEveryoneConsistent(t *testing.T) {
+	var m watchable.Map[string, int]
+	ch := m.SubscribeSubset(t.Context(), func(k string, _ int) bool {
+		if k == "boom" {
+			panic("include: boom")
+		}
+		return true
+	})
+	whole := m.Subscribe(t.Context())
+	next(t, ch)
+	next(t, whole)
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic in include did not reach the writer")
+			}
+		}()
+		m.Store("boom", 1)
+	}()
+	if _, ok := m.Load("boom"); ok || m.Revision() != 0 {
+		t.Fatalf("a write whose include panicked was applied (revision %d)", m.Revision())
+	}
+	nothingPending(t, whole)
+	nothingPending(t, ch)
+
+	m.Store("ok", 1)
+	for _, c := range []<-chan watchable.Snapshot[string, int]{ch, whole} {
+		s := next(t, c)
+		want := []watchable.Update[string, int]{{Key: "ok", Value: 1}}
+		if diff := cmp.Diff(want, s.Updates); diff != "" {
+			t.Fatalf("Updates (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]int{"ok": 1}, s.State.Map()); diff != "" {
+			t.Fatalf("State (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestReplaceCopiesValues(t *testing.T) {
+	var m watchable.Map[string, *item]
+	mine := map[string]*item{"a": {Name: "a", Tags: []string{"x"}}, "b": {Name: "b"}}
+	m.Replace(mine)
+	mine["a"].Tags[0] = "mutated"
+	mine["b"].Name = "mutated"
+	if v, _ := m.State().Get("a"); v.Tags[0] != "x" {
+		t.Fatalf("Replace kept the caller's memory: %+v", v)
+	}
+	if v, _ := m.State().Get("b"); v.Name != "b" {
+		t.Fatalf("Replace kept the caller's memory: %+v", v)
+	}
+	rev := m.Revision()
+	m.Replace(map[string]*item{"a": {Name: "a", Tags: []string{"x"}}, "b": {Name: "b"}})
+	if m.Revision() != rev {
+		t.Fatalf("Replace with deep-equal values made revision %d; want %d", m.Revision(), rev)
+	}
+}
+
+// TestLargeWindowIsNotRetained checks that a subscription whose window once
+// held every entry of a large map (its first snapshot went unread across a
+// write) does not keep that window's bookkeeping after the reader caught up.
+func TestLargeWindowIsNotRetained(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a large map")
+	}
+	const n = 200_000
+	var m watchable.Map[int, int]
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for i := range n {
+			b.Store(i, i)
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := m.Subscribe(ctx)
+	m.Store(-1, 1) // merges into the unread first snapshot of n entries
+	if s := next(t, ch); len(s.Updates) != n+1 {
+		t.Fatalf("first snapshot lists %d entries; want %d", len(s.Updates), n+1)
+	}
+	m.Store(-2, 1) // a small window; the reader has caught up
+	next(t, ch)
+
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	with := heap()
+	cancel()
+	closed(t, ch)
+	without := heap()
+	// Indexing n keys takes several megabytes; a caught-up subscription
+	// needs almost nothing.
+	if with > without && with-without > 1<<20 {
+		t.Fatalf("a caught-up subscription retains %d KiB", (with-without)>>10)
+	}
+	runtime.KeepAlive(&m)
+}
+
+func TestBatchUsedAfterReturnPanics(t *testing.T) {
+	var m watchable.Map[string, int]
+	var kept *watchable.Batch[string, int]
+	m.Batch(func(b *watchable.Batch[string, int]) { kept = b })
+	uses := map[string]func(){
+		"Store":  func() { kept.Store("a", 1) },
+		"Delete": func() { kept.Delete("a") },
+		"Load":   func() { kept.Load("a") },
+		"Len":    func() { kept.Len() },
+	}
+	for name, use := range uses {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, "watchable: Batch") {
+					t.Fatalf("panic %q does not say the Batch was used too late", msg)
+				}
+			}()
+			use()
+			t.Fatal("using a Batch after Map.Batch returned did not panic")
+		})
+	}
+	if m.Revision() != 0 {
+		t.Fatalf("a late Batch write changed the map: revision %d", m.Revision())
+	}
 }

@@ -1,6 +1,7 @@
 package watchable
 
-// Update is the net change of one key between two snapshots.
+// Update is the net change of one key between two snapshots. Its Value is
+// shared with the map and MUST NOT be mutated.
 type Update[K comparable, V any] struct {
 	Key K
 	// Delete reports that Key is no longer present. Value then holds the
@@ -12,7 +13,9 @@ type Update[K comparable, V any] struct {
 }
 
 // Snapshot is what a subscription delivers: the subscriber's view of the map
-// and how it changed since the subscriber's previous snapshot.
+// and how it changed since the subscriber's previous snapshot. A Snapshot may
+// be kept and read from any goroutine for as long as the caller likes; the
+// values it reaches MUST NOT be mutated.
 type Snapshot[K comparable, V any] struct {
 	// State is the complete current contents (for SubscribeSubset, the
 	// matching entries only). It never changes after delivery.
@@ -23,6 +26,14 @@ type Snapshot[K comparable, V any] struct {
 	// that appeared and vanished in between is not listed. The first snapshot
 	// of a subscription lists every entry of State, so a consumer that only
 	// reads Updates sees everything.
+	//
+	// A key whose value changed and then changed back to the one the
+	// subscriber last saw is listed, with that value: telling would cost a
+	// DeepEqual per subscriber per write. Applying Updates in order to the
+	// previous State always gives this State.
+	//
+	// The slice belongs to the reader: the map never touches it after
+	// delivery.
 	Updates []Update[K, V]
 
 	// Revision is the map's revision that State reflects. It grows by one for

@@ -1,0 +1,117 @@
+package watchable_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// fill returns a map holding n entries.
+func fill(n int) *watchable.Map[int, int] {
+	m := new(watchable.Map[int, int])
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for i := range n {
+			b.Store(i, i)
+		}
+	})
+	return m
+}
+
+// BenchmarkStore measures one effective Store into a map of 10,000 entries,
+// with subscribers that read as fast as they can (each on its own goroutine)
+// or that never read.
+func BenchmarkStore(b *testing.B) {
+	const n = 10_000
+	for _, tc := range []struct {
+		subs    int
+		reading bool
+	}{{0, false}, {8, true}, {8, false}} {
+		name := fmt.Sprintf("subs=%d", tc.subs)
+		if tc.subs > 0 && !tc.reading {
+			name += ",unread"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := fill(n)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range tc.subs {
+				ch := m.Subscribe(ctx)
+				if !tc.reading {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range ch {
+					}
+				}()
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				m.Store(i%n, -i) // always a change
+			}
+			b.StopTimer()
+			cancel()
+			wg.Wait()
+		})
+	}
+}
+
+// BenchmarkStoreEqual measures a Store that changes nothing.
+func BenchmarkStoreEqual(b *testing.B) {
+	m := fill(10_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Store(42, 42)
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	m := fill(10_000)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		m.Load(i % 10_000)
+	}
+}
+
+func BenchmarkState(b *testing.B) {
+	m := fill(10_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if m.State().Len() != 10_000 {
+			b.Fatal("wrong size")
+		}
+	}
+}
+
+// BenchmarkReplaceUnchanged measures a provider re-listing 10,000 entries
+// of which none changed: the common case of mark-and-sweep.
+func BenchmarkReplaceUnchanged(b *testing.B) {
+	b.Run("int", func(b *testing.B) {
+		m := fill(10_000)
+		entries := m.LoadAll()
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Replace(entries)
+		}
+	})
+	b.Run("DeepCopy method", func(b *testing.B) {
+		var m watchable.Map[int, *item]
+		entries := map[int]*item{}
+		for i := range 10_000 {
+			entries[i] = &item{Name: fmt.Sprint(i), Tags: []string{"a", "b"}}
+		}
+		m.Replace(entries)
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Replace(entries)
+		}
+	})
+}
