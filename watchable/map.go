@@ -72,7 +72,12 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 // LoadAll returns a deep copy of the whole map: O(N) copies. Use State to
 // read without copying.
 func (m *Map[K, V]) LoadAll() map[K]V {
-	return m.LoadAllMatching(func(K, V) bool { return true })
+	entries := m.current().entries
+	out := make(map[K]V, entries.Len())
+	for k, v := range entries.All() {
+		out[k] = DeepCopy(v)
+	}
+	return out
 }
 
 // LoadAllMatching returns a deep copy of the entries for which include
