@@ -78,7 +78,7 @@ func TestReportShowsBlockedPeer(t *testing.T) {
     idle_test.go:61: publisher blocked after 3 of 100 stores
 `)
 	var b bytes.Buffer
-	writeReport(&b, tb, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
+	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
 	want := "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("report lacks the row %q:\n%s", want, b.String())
