@@ -64,8 +64,8 @@ var soloPlan = []run{
 func main() {
 	out := flag.String("o", "", "write the markdown report to this file instead of standard output")
 	raw := flag.String("raw", "", "also write the raw benchmark output, for benchstat, to this file")
-	pkg := flag.String("pkg", "./bench", "the benchmark package")
-	quick := flag.Bool("quick", false, "run every benchmark once at N=100: checks the suite, measures nothing")
+	pkg := flag.String("pkg", "./bench", "the side-by-side benchmark package")
+	quick := flag.Bool("quick", false, "run every benchmark once (N=100 for the side-by-side ones): checks the suite, measures nothing")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
