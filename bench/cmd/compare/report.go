@@ -185,7 +185,7 @@ func writeReport(w io.Writer, t *table, solo []result, e env) {
 	p("Every run has a fixed iteration count, so every report does the same work. " +
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
 		"(N=10,000 and N=100,000, and LoadAll at large N); its per-op figures are averages over those iterations all the same. " +
-		"Where a run takes several samples (-count), the tables show their median. " +
+		"Where a run takes several samples (-count), the tables show their median (for p50 and p99, the median of the samples' percentiles). " +
 		"Each package's benchmark binary was built once with `go test -c` and run as:\n\n```\n")
 	for _, c := range e.Commands {
 		p("%s\n", c.Line)
