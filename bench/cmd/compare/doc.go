@@ -2,16 +2,22 @@
 // github.com/telepresenceio/watchable and prints a markdown report: for each
 // scenario switchyard's figure, the peer's, and their ratio, then the
 // project's performance targets with PASS or MISS, the machine, the Go
-// version and the exact commands that produced it.
+// version and the exact commands that produced it. The same run measures
+// what only switchyard does, with the benchmarks that live next to that
+// code: the service registry (provider/registry: heartbeat throughput and
+// change-to-watcher latency) and the pipeline's gateway (examples/pipeline:
+// requests direct and through the gateway, and registration to first routed
+// request); those sections have no peer column.
 //
 // Run it from the repository root:
 //
 //	go run ./bench/cmd/compare -o docs/benchmarks.md -raw bench.txt
 //
-// It builds the benchmark binary once and runs each scenario with a fixed
-// iteration count (-benchtime=Nx), smaller for the peer where it is slow, so
-// the whole suite takes a few minutes on a 2-core machine and every run does
-// the same work. -raw keeps the unprocessed benchmark output, which
-// benchstat reads. -quick runs every benchmark once at N=100, to check that
-// the suite and the report work, not to measure.
+// It builds each package's benchmark binary once and runs each scenario with
+// a fixed iteration count (-benchtime=Nx), smaller for the peer where it is
+// slow, so the whole suite takes a few minutes on a 2-core machine and every
+// run does the same work. -raw keeps the unprocessed benchmark output of
+// every package, which benchstat reads. -quick runs every benchmark once
+// (the side-by-side ones at N=100), to check that the suite and the report
+// work, not to measure.
 package main

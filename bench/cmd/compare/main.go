@@ -11,12 +11,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
 
-// run is one invocation of the benchmark binary.
+// run is one invocation of a package's benchmark binary.
 type run struct {
+	pkg       string // the package directory; empty for the side-by-side package (-pkg)
 	bench     string // the -bench pattern
 	benchtime string // the -benchtime, always a fixed count
 	count     int    // the -count: samples per benchmark; the report shows their median
@@ -27,33 +29,43 @@ type run struct {
 // report says so. Cheap runs take several samples, so that one disturbed
 // sample on a shared machine does not decide a figure.
 var plan = []run{
-	{`^BenchmarkStore$/^lib=switchyard$`, "2000x", 3},
-	{`^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x", 3},
-	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=[018]$`, "200x", 1},
-	{`^BenchmarkStore$/^lib=peer$//^N=10000$/^S=64$`, "50x", 1},
-	{`^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x", 1},
-	{`^BenchmarkLatency$/^lib=switchyard$`, "20000x", 3},
-	{`^BenchmarkLatency$/^lib=peer$//^N=100$`, "20000x", 3},
-	{`^BenchmarkLatency$/^lib=peer$//^N=10000$`, "200x", 1},
-	{`^BenchmarkLatency$/^lib=peer$//^N=100000$`, "20x", 1},
-	{`^BenchmarkBurst$`, "20x", 3},
-	{`^BenchmarkIdleSubscriber$`, "100000x", 3},
-	{`^BenchmarkMemory$`, "1x", 1},
-	{`^BenchmarkLoad$`, "20000x", 3},
-	{`^BenchmarkLoadAll$///^N=100$`, "2000x", 3},
-	{`^BenchmarkLoadAll$///^N=10000$`, "50x", 1},
-	{`^BenchmarkLoadAll$///^N=100000$`, "5x", 1},
-	{`^BenchmarkState$`, "20000x", 3},
-	{`^BenchmarkHandleSubscription$`, "20000x", 3},
-	{`^BenchmarkChain$/^lib=switchyard$`, "2000x", 3},
-	{`^BenchmarkChain$/^lib=peer$`, "100x", 1},
+	{"", `^BenchmarkStore$/^lib=switchyard$`, "2000x", 3},
+	{"", `^BenchmarkStore$/^lib=peer$//^N=100$`, "2000x", 3},
+	{"", `^BenchmarkStore$/^lib=peer$//^N=10000$/^S=[018]$`, "200x", 1},
+	{"", `^BenchmarkStore$/^lib=peer$//^N=10000$/^S=64$`, "50x", 1},
+	{"", `^BenchmarkStore$/^lib=peer$//^N=100000$`, "20x", 1},
+	{"", `^BenchmarkLatency$/^lib=switchyard$`, "20000x", 3},
+	{"", `^BenchmarkLatency$/^lib=peer$//^N=100$`, "20000x", 3},
+	{"", `^BenchmarkLatency$/^lib=peer$//^N=10000$`, "200x", 1},
+	{"", `^BenchmarkLatency$/^lib=peer$//^N=100000$`, "20x", 1},
+	{"", `^BenchmarkBurst$`, "20x", 3},
+	{"", `^BenchmarkIdleSubscriber$`, "100000x", 3},
+	{"", `^BenchmarkMemory$`, "1x", 1},
+	{"", `^BenchmarkLoad$`, "20000x", 3},
+	{"", `^BenchmarkLoadAll$///^N=100$`, "2000x", 3},
+	{"", `^BenchmarkLoadAll$///^N=10000$`, "50x", 1},
+	{"", `^BenchmarkLoadAll$///^N=100000$`, "5x", 1},
+	{"", `^BenchmarkState$`, "20000x", 3},
+	{"", `^BenchmarkHandleSubscription$`, "20000x", 3},
+	{"", `^BenchmarkChain$/^lib=switchyard$`, "2000x", 3},
+	{"", `^BenchmarkChain$/^lib=peer$`, "100x", 1},
+}
+
+// soloPlan runs the switchyard-only benchmarks of other packages. The
+// -bench patterns are the ones the report's tables select by (solo.go),
+// so a benchmark added to one of these families is both run and shown.
+var soloPlan = []run{
+	{pkg: registryPkg, bench: heartbeatBench, benchtime: "20000x", count: 3},
+	{pkg: registryPkg, bench: changeBench, benchtime: "200x", count: 3},
+	{pkg: pipelinePkg, bench: gatewayBench, benchtime: "20000x", count: 3},
+	{pkg: pipelinePkg, bench: registrationBench, benchtime: "500x", count: 3},
 }
 
 func main() {
 	out := flag.String("o", "", "write the markdown report to this file instead of standard output")
 	raw := flag.String("raw", "", "also write the raw benchmark output, for benchstat, to this file")
-	pkg := flag.String("pkg", "./bench", "the benchmark package")
-	quick := flag.Bool("quick", false, "run every benchmark once at N=100: checks the suite, measures nothing")
+	pkg := flag.String("pkg", "./bench", "the side-by-side benchmark package")
+	quick := flag.Bool("quick", false, "run every benchmark once (N=100 for the side-by-side ones): checks the suite, measures nothing")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -70,37 +82,61 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		return fmt.Errorf("making a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "bench.test")
-	if err := goCmd(ctx, os.Stderr, "test", "-c", "-o", bin, pkg); err != nil {
-		return fmt.Errorf("building the benchmarks of %s: %w", pkg, err)
+
+	runs := append(slices.Clone(plan), soloPlan...)
+	if quick {
+		runs = []run{{"", ".", "1x", 1}, {registryPkg, ".", "1x", 1}, {pipelinePkg, ".", "1x", 1}}
+	}
+	bins := map[string]string{} // package directory → its test binary
+	for i := range runs {
+		if runs[i].pkg == "" {
+			runs[i].pkg = pkg
+		}
+		p := runs[i].pkg
+		if _, ok := bins[p]; ok {
+			continue
+		}
+		bins[p] = filepath.Join(dir, fmt.Sprintf("%d.test", len(bins)))
+		if err := goCmd(ctx, os.Stderr, "test", "-c", "-o", bins[p], p); err != nil {
+			return fmt.Errorf("building the benchmarks of %s: %w", p, err)
+		}
 	}
 
-	runs, extra := plan, []string(nil)
-	if quick {
-		runs = []run{{".", "1x", 1}}
-		extra = []string{"-sizes=100"}
-	}
 	start := time.Now()
 	var rawOut bytes.Buffer
-	var commands []string
+	var results []result
+	var commands []command
 	for _, r := range runs {
+		var extra []string
+		if quick && r.pkg == pkg {
+			extra = []string{"-sizes=100"}
+		}
 		args := []string{"-test.run", "^$", "-test.bench", r.bench, "-test.benchtime", r.benchtime,
 			"-test.benchmem", "-test.count", fmt.Sprint(r.count), "-test.timeout", "30m"}
 		args = append(args, extra...)
-		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, pkg)
+		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, r.pkg)
 		if len(extra) > 0 {
 			cmd += " " + strings.Join(extra, " ")
 		}
 		fmt.Fprintln(os.Stderr, "+", cmd)
 		began := time.Now()
-		c := exec.CommandContext(ctx, bin, args...)
-		c.Dir = pkg
-		c.Stdout = io.MultiWriter(&rawOut, &progress{})
+		var runOut bytes.Buffer
+		c := exec.CommandContext(ctx, bins[r.pkg], args...)
+		c.Dir = r.pkg
+		c.Stdout = io.MultiWriter(&runOut, &rawOut, &progress{})
 		c.Stderr = os.Stderr
 		if err := c.Run(); err != nil {
 			return fmt.Errorf("running %s: %w", cmd, err)
 		}
-		commands = append(commands, fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second)))
+		commands = append(commands, command{Pkg: r.pkg, Line: fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second))})
+		rs, err := parse(&runOut)
+		if err != nil {
+			return fmt.Errorf("parsing the output of %s: %w", cmd, err)
+		}
+		for i := range rs {
+			rs[i].Pkg = r.pkg
+		}
+		results = append(results, rs...)
 	}
 	elapsed := time.Since(start)
 
@@ -109,17 +145,14 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 			return fmt.Errorf("writing raw output: %w", err)
 		}
 	}
-	results, err := parse(&rawOut)
-	if err != nil {
-		return fmt.Errorf("parsing benchmark output: %w", err)
-	}
 	env := environment(ctx)
 	env.Elapsed = elapsed.Round(time.Second)
 	env.Commands = commands
 	env.Quick = quick
 
+	side, solo := splitByPkg(results, pkg)
 	var report bytes.Buffer
-	writeReport(&report, newTable(results), env)
+	writeReport(&report, newTable(side), solo, env)
 	if out == "" {
 		_, err := os.Stdout.Write(report.Bytes())
 		return err
@@ -128,6 +161,20 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
+}
+
+// splitByPkg returns the results of the side-by-side package pkg, and
+// the others. Only pkg's results go into the side-by-side tables, so a
+// benchmark elsewhere that shares a name cannot mix in.
+func splitByPkg(results []result, pkg string) (side, solo []result) {
+	for _, r := range results {
+		if r.Pkg == pkg {
+			side = append(side, r)
+		} else {
+			solo = append(solo, r)
+		}
+	}
+	return side, solo
 }
 
 // progress echoes result lines to standard error while the suite runs.
@@ -157,6 +204,12 @@ func goCmd(ctx context.Context, stdout io.Writer, args ...string) error {
 	return c.Run()
 }
 
+// command is one benchmark invocation as the report shows it.
+type command struct {
+	Pkg  string // the package directory it ran in
+	Line string // the go test command line, and how long it took
+}
+
 // env describes where and how the figures were taken.
 type env struct {
 	CPU       string
@@ -167,7 +220,7 @@ type env struct {
 	Peer      string // module path and version
 	Date      string
 	Elapsed   time.Duration
-	Commands  []string
+	Commands  []command
 	Quick     bool
 }
 

@@ -22,6 +22,9 @@ type result struct {
 	Metrics map[string]float64
 	// Skipped holds the reason when the benchmark was skipped instead.
 	Skipped string
+	// Pkg is the package directory the benchmark ran in. parse leaves it
+	// empty: the caller knows which package it ran.
+	Pkg string
 }
 
 // lib returns the value of the name's lib= key, and the name without it:

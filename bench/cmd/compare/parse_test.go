@@ -48,6 +48,20 @@ ok  	github.com/switchyard-go/switchyard/bench	5.286s
 			},
 		},
 		{
+			name: "percentile and rate metrics with a non-ASCII unit",
+			input: `BenchmarkChangeToWatchers-2   	     100	  15099026 ns/op	      5359 heartbeats/s	      6526 p50-µs	     32025 p99-µs	10062724 B/op	    9958 allocs/op
+BenchmarkGateway/direct-2         	   20000	     40641 ns/op	        44.00 p50-µs	       487.0 p99-µs	     24606 req/s	    5870 B/op	      66 allocs/op
+`,
+			want: []result{
+				{Name: "BenchmarkChangeToWatchers", Procs: 2, Iterations: 100, Metrics: map[string]float64{
+					"ns/op": 15099026, "heartbeats/s": 5359, "p50-µs": 6526, "p99-µs": 32025, "B/op": 10062724, "allocs/op": 9958,
+				}},
+				{Name: "BenchmarkGateway/direct", Procs: 2, Iterations: 20000, Metrics: map[string]float64{
+					"ns/op": 40641, "p50-µs": 44, "p99-µs": 487, "req/s": 24606, "B/op": 5870, "allocs/op": 66,
+				}},
+			},
+		},
+		{
 			name:  "negative and exponent values",
 			input: "BenchmarkIdleSubscriber/lib=switchyard/val=int/N=100/idle=0-8   20   7666 ns/op   -409.6 retained-B/op   1.5e+06 heap-MB\n",
 			want: []result{

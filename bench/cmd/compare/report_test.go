@@ -78,7 +78,7 @@ func TestReportShowsBlockedPeer(t *testing.T) {
     idle_test.go:61: publisher blocked after 3 of 100 stores
 `)
 	var b bytes.Buffer
-	writeReport(&b, tb, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
+	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
 	want := "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("report lacks the row %q:\n%s", want, b.String())
@@ -99,10 +99,55 @@ func TestFormat(t *testing.T) {
 		{1250, "heap-MB", "1.25 GB"},
 		{4.4, "snapshots/op", "4.40"},
 		{227.3, "updates/snapshot", "227"},
+		{16169, "p50-µs", "16.2 ms"},
+		{487, "p99-µs", "487 µs"},
+		{44, "p50-us", "44.0 µs"},
+		{0.101, "p50-ms", "101 µs"},
+		{2.5, "p99-s", "2.50 s"},
+		{24606, "req/s", "24,606"},
+		{1234567, "heartbeats/s", "1,234,567"},
+		{512, "req/s", "512"},
+		{3, "retries/op", "3.00"},
 	}
 	for _, tt := range tests {
 		if got := format(tt.v, tt.unit); got != tt.want {
 			t.Errorf("format(%v, %q) = %q, want %q", tt.v, tt.unit, got, tt.want)
 		}
+	}
+}
+
+func TestReportPlacesSoloSectionsAfterSideBySide(t *testing.T) {
+	tb := mustParse(t, "BenchmarkLoad/lib=switchyard/val=k8s/N=100-2  20000  900 ns/op\nBenchmarkLoad/lib=peer/val=k8s/N=100-2  20000  600 ns/op\n")
+	solo := append(parsePkg(t, registryPkg, registryOutput), parsePkg(t, pipelinePkg, pipelineOutput)...)
+	commands := []command{
+		{Pkg: "./bench", Line: "go test -run '^$' -bench '^BenchmarkLoad$' -benchtime 20000x -count 3 -benchmem ./bench   # 9s"},
+		{Pkg: registryPkg, Line: "go test -run '^$' -bench 'Heartbeat' -benchtime 20000x -count 3 -benchmem ./provider/registry   # 4s"},
+		{Pkg: pipelinePkg, Line: "go test -run '^$' -bench 'Regist' -benchtime 500x -count 3 -benchmem ./examples/pipeline   # 3s"},
+	}
+	var b bytes.Buffer
+	writeReport(&b, tb, solo, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0", Commands: commands})
+	var got []string
+	for _, line := range shape(b.String()) {
+		if strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "go test") {
+			got = append(got, line)
+		}
+	}
+	want := []string{
+		"## Targets",
+		"## Load",
+		"## Service registry",
+		commands[1].Line,
+		"## Pipeline gateway",
+		commands[2].Line,
+		"## How these figures were taken",
+		commands[0].Line,
+		commands[1].Line,
+		commands[2].Line,
+		"## Comparing before and after a change, with benchstat",
+		"go test -run '^$' -bench '/lib=switchyard/' -benchmem -count 10 ./bench > old.txt",
+		"go test -run '^$' -bench '/lib=switchyard/' -benchmem -count 10 ./bench > new.txt",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report outline (-want +got):\n%s", diff)
 	}
 }
