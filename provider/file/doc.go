@@ -28,9 +28,14 @@
 // unknown kind, a missing name, a field of the wrong type) keeps its last good
 // documents published, and the problem is reported (runner.Report, the
 // logger, WithErrorHandler and Provider.Errors) naming the file and the
-// document; the other files are not affected. When two files define the same
-// kind, namespace and name, the file whose name sorts first provides it and
-// the other gets an error naming both.
+// document; the other files are not affected.
+//
+// When two files define the same kind, namespace and name, the one that
+// already provides it keeps it: the other gets an error naming both files
+// (its other documents still apply), and its definition takes over, with the
+// error cleared, once the first file no longer defines it (edited out, or
+// the file deleted). Only when both are read in the same scan, as in the
+// first one, does the file whose name sorts first win.
 //
 // Changes are noticed through filesystem events (fsnotify) and debounced, so
 // that an editor's burst of writes becomes one update, and by a periodic

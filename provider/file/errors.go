@@ -21,8 +21,8 @@ var (
 	ErrUnknownKind = errors.New("unknown kind")
 	// ErrMissingName: a document has no metadata.name.
 	ErrMissingName = errors.New("missing metadata.name")
-	// ErrDuplicate: another document, in the same file or in a file whose
-	// name sorts first, has the same kind, namespace and name.
+	// ErrDuplicate: another document has the same kind, namespace and
+	// name, in the same file or in another file that provides it.
 	ErrDuplicate = errors.New("duplicate name")
 )
 

@@ -178,49 +178,101 @@ func TestBadInputKeepsLastGood(t *testing.T) {
 	}
 }
 
+// TestDuplicateAcrossFiles checks that the file already providing a
+// document keeps it when another file defines it too, whatever their names:
+// the newcomer gets an error naming both, and its other documents apply.
 func TestDuplicateAcrossFiles(t *testing.T) {
 	for _, order := range [][]string{{"a.yaml", "b.yaml"}, {"b.yaml", "a.yaml"}} {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
 			dir := t.TempDir()
 			f := newFixture(t, dir)
 			f.start(t)
-			hosts := map[string]string{"a.yaml": "from-a", "b.yaml": "from-b"}
-			for _, name := range order {
-				write(t, dir, name, backendYAML("ns", "web", hosts[name], 1)+"---\n"+backendYAML("ns", "only-"+name[:1], "h", 2))
+			first, second := order[0], order[1]
+			content := func(name string, withWeb bool) string {
+				s := backendYAML("ns", "only-"+name[:1], "h", 2)
+				if withWeb {
+					s = backendYAML("ns", "web", "from-"+name[:1], 1) + "---\n" + s
+				}
+				return s
 			}
-			// Whatever the order, the file that sorts first provides it.
+			write(t, dir, first, content(first, true))
 			want := map[types.NamespacedName]Backend{
-				nn("ns", "web"):    backend("ns", "web", "from-a", 1),
-				nn("ns", "only-a"): backend("ns", "only-a", "h", 2),
-				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+				nn("ns", "web"):             backend("ns", "web", "from-"+first[:1], 1),
+				nn("ns", "only-"+first[:1]): backend("ns", "only-"+first[:1], "h", 2),
 			}
 			waitContents(t, f.backends, want)
-			a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+
+			// The newcomer's other document applies; web stays as it was.
+			write(t, dir, second, content(second, true))
+			want[nn("ns", "only-"+second[:1])] = backend("ns", "only-"+second[:1], "h", 2)
+			waitContents(t, f.backends, want)
+			firstPath, secondPath := filepath.Join(dir, first), filepath.Join(dir, second)
 			var err error
 			waitFor(t, func() string {
-				if err = f.p.Errors()[b]; err == nil {
-					return "no error for b.yaml"
+				if err = f.p.Errors()[secondPath]; err == nil {
+					return "no error for " + secondPath
 				}
 				return ""
 			})
-			if !errors.Is(err, file.ErrDuplicate) || !strings.Contains(err.Error(), "file "+b+": document 1 (kind Backend, name ns/web)") ||
-				!strings.Contains(err.Error(), "already defined in "+a) {
-				t.Errorf("error %q, want a duplicate naming %s and %s", err, a, b)
+			if !errors.Is(err, file.ErrDuplicate) || !strings.Contains(err.Error(), "file "+secondPath+": document 1 (kind Backend, name ns/web)") ||
+				!strings.Contains(err.Error(), "already defined in "+firstPath) {
+				t.Errorf("error %q, want a duplicate naming %s and %s", err, secondPath, firstPath)
 			}
-			if _, bad := f.p.Errors()[a]; bad {
-				t.Errorf("error for the winning file: %v", f.p.Errors()[a])
+			if errs := f.p.Errors(); len(errs) != 1 {
+				t.Errorf("Errors() = %v, want only %s", errs, secondPath)
 			}
 
-			// When the winner goes, the other file's document takes over.
-			remove(t, dir, "a.yaml")
-			waitContents(t, f.backends, map[types.NamespacedName]Backend{
-				nn("ns", "web"):    backend("ns", "web", "from-b", 1),
-				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+			// When the provider stops defining it, the other file's
+			// document takes over and its error clears.
+			write(t, dir, first, content(first, false))
+			want[nn("ns", "web")] = backend("ns", "web", "from-"+second[:1], 1)
+			waitContents(t, f.backends, want)
+			waitFor(t, func() string {
+				if errs := f.p.Errors(); len(errs) != 0 {
+					return fmt.Sprintf("Errors() = %v after the takeover, want none", errs)
+				}
+				return ""
 			})
-			if errs := f.p.Errors(); len(errs) != 0 {
-				t.Errorf("Errors() = %v, want none", errs)
-			}
+
+			// The first file defining it again is now the newcomer.
+			write(t, dir, first, content(first, true))
+			waitFor(t, func() string {
+				if f.p.Errors()[firstPath] == nil {
+					return "no error for " + firstPath
+				}
+				return ""
+			})
+			checkContents(t, f.backends, want)
+
+			// Deleting the provider hands the document over too.
+			remove(t, dir, second)
+			delete(want, nn("ns", "only-"+second[:1]))
+			want[nn("ns", "web")] = backend("ns", "web", "from-"+first[:1], 1)
+			waitContents(t, f.backends, want)
+			waitFor(t, func() string {
+				if errs := f.p.Errors(); len(errs) != 0 {
+					return fmt.Sprintf("Errors() = %v after the takeover, want none", errs)
+				}
+				return ""
+			})
 		})
+	}
+}
+
+// TestDuplicateInOneScan checks the tie-break when two files defining the
+// same document are read in the same scan: the file whose name sorts first
+// provides it.
+func TestDuplicateInOneScan(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "b.yaml", backendYAML("ns", "web", "from-b", 1))
+	write(t, dir, "a.yaml", backendYAML("ns", "web", "from-a", 1))
+	f := newFixture(t, dir)
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("ns", "web"): backend("ns", "web", "from-a", 1)})
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	errs := f.p.Errors()
+	if len(errs) != 1 || !errors.Is(errs[b], file.ErrDuplicate) || !strings.Contains(errs[b].Error(), "already defined in "+a) {
+		t.Errorf("Errors() = %v, want a duplicate for %s naming %s", errs, b, a)
 	}
 }
 

@@ -22,10 +22,13 @@ import (
 // reading of it into writes to the maps. It is used by the Run goroutine
 // only.
 type scanner struct {
-	p      *Provider
-	kinds  map[string]sink
-	files  map[string]*fileState // by name in the directory
-	claims map[docKey][]string   // the files defining each document, sorted: claims[k][0] provides it
+	p     *Provider
+	kinds map[string]sink
+	files map[string]*fileState // by name in the directory
+	// claims lists the files defining each document, in the order they
+	// started to: claims[k][0] provides it. Files read in the same scan
+	// join in name order, since the directory is read in that order.
+	claims map[docKey][]string
 	dirErr error
 
 	dupsSeen map[string]bool // messages of the duplicate errors already announced
@@ -147,7 +150,7 @@ func (s *scanner) setDocs(name string, docs map[docKey]document, affected map[do
 	for key := range f.docs {
 		if _, still := docs[key]; !still {
 			c := s.claims[key]
-			if i, found := slices.BinarySearch(c, name); found {
+			if i := slices.Index(c, name); i >= 0 {
 				c = slices.Delete(c, i, i+1)
 			}
 			if len(c) == 0 {
@@ -160,9 +163,7 @@ func (s *scanner) setDocs(name string, docs map[docKey]document, affected map[do
 	}
 	for key := range docs {
 		if _, had := f.docs[key]; !had {
-			c := s.claims[key]
-			i, _ := slices.BinarySearch(c, name)
-			s.claims[key] = slices.Insert(c, i, name)
+			s.claims[key] = append(s.claims[key], name)
 		}
 		affected[key] = true // the value may have changed; equal values are not written
 	}
