@@ -22,7 +22,7 @@
 //	// run p, for example in a runner group
 //
 // Documents are decoded strictly: a field that the Go type does not have is an
-// error. A file owns its documents: when it changes, its whole new set
+// error, and so is a key repeated in one object, in YAML as in JSON. A file owns its documents: when it changes, its whole new set
 // replaces the old one in one batch per map; when it is deleted, its
 // documents are deleted. A file with a problem (invalid YAML or JSON, an
 // unknown kind, a missing name, a field of the wrong type) keeps its last good

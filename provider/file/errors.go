@@ -11,9 +11,10 @@ import (
 // Sentinel errors wrapped by DocumentError, for callers that branch on the
 // kind of problem.
 var (
-	// ErrInvalid: the file is not valid YAML or JSON, a document is not an
-	// object, or a document does not decode into its kind's Go type (a field
-	// of the wrong type, or one the type does not have).
+	// ErrInvalid: the file is not valid YAML or JSON, a key appears twice
+	// in one object, a document is not an object, or a document does not
+	// decode into its kind's Go type (a field of the wrong type, or one the
+	// type does not have).
 	ErrInvalid = errors.New("invalid document")
 	// ErrMissingKind: a document has no kind.
 	ErrMissingKind = errors.New("missing kind")

@@ -126,6 +126,10 @@ func TestBadInputKeepsLastGood(t *testing.T) {
 		{"wrong metadata type", good + "---\nkind: Backend\nmetadata: {name: [x]}\n", file.ErrInvalid, "document 2: invalid document"},
 		{"unknown field", good + "---\nkind: Backend\nmetadata: {name: x}\nspec: {colour: red}\n", file.ErrInvalid, `unknown field "colour"`},
 		{"duplicate field", "kind: Backend\nkind: Route\nmetadata: {name: x}\n", file.ErrInvalid, "document 1: invalid document"},
+		{"duplicate nested field", good + "---\nkind: Backend\nmetadata: {name: x, name: y}\n", file.ErrInvalid, "document 2: invalid document"},
+		{"duplicate JSON field", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n" + `{"kind": "Backend", "kind": "Route", "metadata": {"name": "x"}}`, file.ErrInvalid, `document 2: invalid document: duplicate key "kind"`},
+		{"duplicate nested JSON field", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n" + `{"kind": "Backend", "metadata": {"name": "x", "name": "y"}}`, file.ErrInvalid, `document 2: invalid document: duplicate key "name" in metadata`},
+		{"duplicate JSON field in a list", `{"kind": "Route", "metadata": {"name": "r"}, "spec": {"paths": [], "x": [{"a": 1, "a": 2}]}}`, file.ErrInvalid, `document 1: invalid document: duplicate key "a" in spec.x[0]`},
 		{"duplicate name in file", good + "---\n" + good, file.ErrDuplicate, "document 2 (kind Backend, name web): duplicate name: also document 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
