@@ -39,10 +39,14 @@
 //
 // Changes are noticed through filesystem events (fsnotify) and debounced, so
 // that an editor's burst of writes becomes one update, and by a periodic
-// rescan that catches anything the events missed. Files are compared by
-// content, so saves through a temporary file and a rename, Kubernetes
+// rescan that catches anything the events missed. A scan skips a file whose
+// size and modification time are those of the very file it last read (when
+// that time is more than a few seconds old); it reads any other and compares
+// it by content, so saves through a temporary file and a rename, Kubernetes
 // ConfigMap volumes (which swap a symlinked directory inside the directory),
 // and a directory that is itself a symlink switched to another target are all
 // followed by events. Only the directory itself is read, not its
-// subdirectories, and names starting with "." are ignored.
+// subdirectories, and names starting with "." are ignored. A file larger
+// than WithMaxFileSize (4 MiB by default) is not read: it is reported and
+// keeps its last good documents.
 package file

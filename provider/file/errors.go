@@ -25,6 +25,9 @@ var (
 	// ErrDuplicate: another document has the same kind, namespace and
 	// name, in the same file or in another file that provides it.
 	ErrDuplicate = errors.New("duplicate name")
+	// ErrTooLarge: the file is larger than the limit set by
+	// WithMaxFileSize; it was not read.
+	ErrTooLarge = errors.New("too large")
 )
 
 // DocumentError is a problem with a file or with one document in it. It

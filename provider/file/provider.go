@@ -18,6 +18,7 @@ import (
 type Provider struct {
 	dir   string // as given, cleaned: used in names and errors
 	watch string // absolute, when it could be determined: used for events
+	src   source
 	cfg   config
 
 	ready     chan struct{}
@@ -41,6 +42,7 @@ func New(dir string, opts ...Option) *Provider {
 	return &Provider{
 		dir:   dir,
 		watch: watch,
+		src:   osSource{dir: dir},
 		cfg:   newConfig(opts),
 		ready: make(chan struct{}),
 		kinds: make(map[string]sink),

@@ -521,3 +521,54 @@ func TestUnusualFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxFileSize(t *testing.T) {
+	big := backendYAML("", "big", strings.Repeat("h", file.DefaultMaxFileSize), 1)
+	for _, tc := range []struct {
+		name    string
+		opts    []file.Option
+		content string
+		text    string // in the error, after the file name; "" when the file is read
+	}{
+		{"under the limit", []file.Option{file.WithMaxFileSize(200)}, backendYAML("", "new", "h", 3), ""},
+		{"over the limit", []file.Option{file.WithMaxFileSize(200)}, backendYAML("", "new", strings.Repeat("h", 200), 3),
+			fmt.Sprintf(": too large: %d bytes, over the limit of 200 bytes", len(backendYAML("", "new", strings.Repeat("h", 200), 3)))},
+		{"over the default limit", nil, big, fmt.Sprintf(": too large: %d bytes, over the limit of %d bytes", len(big), file.DefaultMaxFileSize)},
+		{"no limit", []file.Option{file.WithMaxFileSize(0)}, big, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", backendYAML("", "old", "h", 1))
+			f := newFixture(t, dir, tc.opts...)
+			f.start(t)
+			checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "old"): backend("", "old", "h", 1)})
+
+			write(t, dir, "a.yaml", tc.content)
+			path := filepath.Join(dir, "a.yaml")
+			if tc.text == "" {
+				waitFor(t, func() string {
+					if _, ok := f.backends.Load(nn("", "old")); ok {
+						return "a.yaml not read again"
+					}
+					return ""
+				})
+				if errs := f.p.Errors(); len(errs) != 0 {
+					t.Errorf("Errors() = %v, want none", errs)
+				}
+				return
+			}
+			var err error
+			waitFor(t, func() string {
+				if err = f.p.Errors()[path]; err == nil {
+					return "no error for " + path
+				}
+				return ""
+			})
+			if !errors.Is(err, file.ErrTooLarge) || err.Error() != "file "+path+tc.text {
+				t.Errorf("error %q, want one wrapping ErrTooLarge: %q", err, "file "+path+tc.text)
+			}
+			// The last good documents stay.
+			checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "old"): backend("", "old", "h", 1)})
+		})
+	}
+}

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,6 +40,7 @@ type scanner struct {
 type fileState struct {
 	sum  [sha256.Size]byte // of the contents last decoded
 	read bool              // sum is set
+	info fs.FileInfo       // of the file last read; nil unless it vouches for sum (see sameFile)
 	docs map[docKey]document
 	err  error
 }
@@ -66,14 +67,14 @@ func wanted(name string) bool {
 	return false
 }
 
-func (s *scanner) path(name string) string { return filepath.Join(s.p.dir, name) }
+func (s *scanner) path(name string) string { return s.p.src.path(name) }
 
 // scan reads the directory, publishes what changed (everything when first)
 // and reports the problems.
 func (s *scanner) scan(ctx context.Context, first bool) {
 	var fresh []*DocumentError // problems found now, to announce
 	affected := make(map[docKey]bool)
-	entries, err := os.ReadDir(s.p.dir)
+	entries, err := s.p.src.readDir()
 	if err != nil {
 		// Keep the documents: a directory that is being replaced should not
 		// empty the maps for a moment.
@@ -85,8 +86,9 @@ func (s *scanner) scan(ctx context.Context, first bool) {
 	} else {
 		s.dirErr = nil
 		present := make(map[string]bool)
+		start := time.Now()
 		for _, e := range entries {
-			if name := e.Name(); wanted(name) && s.read(name, affected, &fresh) {
+			if name := e.Name(); wanted(name) && s.read(name, start, affected, &fresh) {
 				present[name] = true
 			}
 		}
@@ -101,32 +103,50 @@ func (s *scanner) scan(ctx context.Context, first bool) {
 	s.report(ctx, fresh)
 }
 
-// read reads one file, and reports whether it exists.
-func (s *scanner) read(name string, affected map[docKey]bool, fresh *[]*DocumentError) bool {
+// read reads one file, if it may have changed since it was last read, and
+// reports whether it exists. start is when the scan started.
+func (s *scanner) read(name string, start time.Time, affected map[docKey]bool, fresh *[]*DocumentError) bool {
 	path := s.path(name)
-	info, err := os.Stat(path) // follows symlinks
+	info, err := s.p.src.stat(name)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !info.Mode().IsRegular()) {
-		return false // gone since ReadDir, a dangling symlink, or not a file
-	}
-	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
+		return false // gone since the directory was read, a dangling symlink, or not a file
 	}
 	f := s.files[name]
+	if err == nil && f != nil && f.read && sameFile(f.info, info) {
+		return true // unchanged: not even read
+	}
+	var data []byte
+	limit := s.p.cfg.maxSize
+	if err == nil {
+		if limit > 0 && info.Size() > limit {
+			err = tooLarge(info.Size(), limit)
+		} else {
+			data, info, err = readFile(s.p.src, name, limit)
+			if errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
+		}
+	}
 	if f == nil {
 		f = &fileState{}
 		s.files[name] = f
 	}
 	if err != nil {
-		derr := &DocumentError{File: path, Err: fmt.Errorf("read: %w", err)}
+		derr := &DocumentError{File: path, Err: err}
+		if !errors.Is(err, ErrTooLarge) {
+			derr.Err = fmt.Errorf("read: %w", err)
+		}
 		if f.err == nil || f.err.Error() != derr.Error() {
 			*fresh = append(*fresh, derr)
 		}
-		f.err, f.read = derr, false
+		f.err, f.read, f.info = derr, false, nil
 		return true
+	}
+	// Only a file last modified a while ago can be trusted to show a
+	// change in its size or modification time.
+	f.info = nil
+	if info.ModTime().Before(start.Add(-racyWindow)) {
+		f.info = info
 	}
 	sum := sha256.Sum256(data)
 	if f.read && sum == f.sum {
