@@ -49,4 +49,8 @@
 // subdirectories, and names starting with "." are ignored. A file larger
 // than WithMaxFileSize (4 MiB by default) is not read: it is reported and
 // keeps its last good documents.
+//
+// NewFS reads the same documents from a directory of an fs.FS instead, such
+// as configuration compiled in with go:embed: once, when it runs, without
+// watching.
 package file

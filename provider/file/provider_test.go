@@ -1,12 +1,15 @@
 package file_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -570,5 +573,96 @@ func TestMaxFileSize(t *testing.T) {
 			// The last good documents stay.
 			checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "old"): backend("", "old", "h", 1)})
 		})
+	}
+}
+
+// TestNewFS reads documents from an fs.FS once, with the same decoding and
+// the same errors as from a directory.
+func TestNewFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"config/backends.yaml": {Data: []byte(backendYAML("shop", "web", "10.0.0.1", 80) + "---\n" + backendYAML("shop", "api", "10.0.0.2", 81))},
+		"config/more.json":     {Data: []byte(`{"kind": "Backend", "metadata": {"name": "db"}, "spec": {"host": "10.0.0.3", "port": 5432}}`)},
+		"config/bad.yaml":      {Data: []byte("kind: Gadget\nmetadata: {name: x}\n")},
+		"config/dup.json":      {Data: []byte(`{"kind": "Backend", "kind": "Backend", "metadata": {"name": "dup"}}`)},
+		"config/big.yaml":      {Data: []byte(backendYAML("", "big", strings.Repeat("h", 300), 1))},
+		"config/.hidden.yaml":  {Data: []byte("kind: Nonsense\n")},
+		"config/README.md":     {Data: []byte("kind: Nonsense\n")},
+		"config/sub/c.yaml":    {Data: []byte(backendYAML("", "sub", "h", 1))},
+		"other/d.yaml":         {Data: []byte(backendYAML("", "other", "h", 1))},
+	}
+	backends := new(watchable.Map[types.NamespacedName, Backend])
+	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200))
+	file.Register(p, "Backend", backends)
+	if got, want := p.Name(), "file:fs:config"; got != want {
+		t.Errorf("Name() = %q, want %q", got, want)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-p.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatalf("not ready after %v", waitTimeout)
+	}
+	checkContents(t, backends, map[types.NamespacedName]Backend{
+		nn("shop", "web"): backend("shop", "web", "10.0.0.1", 80),
+		nn("shop", "api"): backend("shop", "api", "10.0.0.2", 81),
+		nn("", "db"):      backend("", "db", "10.0.0.3", 5432),
+	})
+	errs := p.Errors()
+	for name, want := range map[string]error{
+		"config/bad.yaml": file.ErrUnknownKind,
+		"config/dup.json": file.ErrInvalid,
+		"config/big.yaml": file.ErrTooLarge,
+	} {
+		var derr *file.DocumentError
+		if !errors.As(errs[name], &derr) || derr.File != name || !errors.Is(derr, want) {
+			t.Errorf("error for %s = %v, want a *DocumentError for it wrapping %v", name, errs[name], want)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("Errors() = %v, want 3 files", errs)
+	}
+
+	// Nothing is read again: a change to fsys is not seen.
+	fsys["config/late.yaml"] = &fstest.MapFile{Data: []byte(backendYAML("", "late", "h", 1))}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before ctx was done", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Run did not return after cancel")
+	}
+	if _, ok := backends.Load(nn("", "late")); ok {
+		t.Error("a file added after the first reading was read")
+	}
+}
+
+func TestNewFSMissingDirectory(t *testing.T) {
+	backends := new(watchable.Map[types.NamespacedName, Backend])
+	p := file.NewFS(fstest.MapFS{}, "config")
+	file.Register(p, "Backend", backends)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-p.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatalf("not ready after %v", waitTimeout)
+	}
+	if err := p.Errors()["config"]; !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error for the missing directory = %v, want one wrapping fs.ErrNotExist", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v, want nil", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 )
@@ -31,6 +32,17 @@ func (s osSource) readDir() ([]fs.DirEntry, error)       { return os.ReadDir(s.d
 func (s osSource) stat(name string) (fs.FileInfo, error) { return os.Stat(s.path(name)) }
 func (s osSource) open(name string) (fs.File, error)     { return os.Open(s.path(name)) }
 func (s osSource) path(name string) string               { return filepath.Join(s.dir, name) }
+
+// fsSource is a directory of an fs.FS.
+type fsSource struct {
+	fsys fs.FS
+	dir  string
+}
+
+func (s fsSource) readDir() ([]fs.DirEntry, error)       { return fs.ReadDir(s.fsys, s.dir) }
+func (s fsSource) stat(name string) (fs.FileInfo, error) { return fs.Stat(s.fsys, s.path(name)) }
+func (s fsSource) open(name string) (fs.File, error)     { return s.fsys.Open(s.path(name)) }
+func (s fsSource) path(name string) string               { return path.Join(s.dir, name) }
 
 // racyWindow is how far in the past a file's modification time must be for
 // its size and modification time to vouch for its contents. A file changed
