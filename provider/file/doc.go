@@ -39,16 +39,23 @@
 //
 // Changes are noticed through filesystem events (fsnotify) and debounced, so
 // that an editor's burst of writes becomes one update, and by a periodic
-// rescan that catches anything the events missed. A scan skips a file whose
-// size and modification time are those of the very file it last read (when
-// that time is more than a few seconds old); it reads any other and compares
-// it by content, so saves through a temporary file and a rename, Kubernetes
-// ConfigMap volumes (which swap a symlinked directory inside the directory),
-// and a directory that is itself a symlink switched to another target are all
-// followed by events. Only the directory itself is read, not its
-// subdirectories, and names starting with "." are ignored. A file larger
-// than WithMaxFileSize (4 MiB by default) is not read: it is reported and
-// keeps its last good documents.
+// rescan that catches anything the events missed. Saves through a temporary
+// file and a rename, Kubernetes ConfigMap volumes (which swap a symlinked
+// directory inside the directory), and a directory that is itself a symlink
+// switched to another target are all followed by events. Only the directory
+// itself is read, not its subdirectories, and names starting with "." are
+// ignored.
+//
+// A scan skips a file whose size and modification time are those of the
+// very file it last read, when that time is more than a few seconds old; it
+// reads any other file and compares it by content. A file larger than
+// WithMaxFileSize (4 MiB by default) is not read: it is reported and keeps
+// its last good documents. A file emptied (zero bytes) keeps its documents
+// until it is still empty one debounce period later, so that a writer that
+// truncates it before writing does not delete them for a moment; but a
+// writer that stalls longer than that does, and a file written in place can
+// be read half-written: write through a temporary file and a rename where
+// you can.
 //
 // NewFS reads the same documents from a directory of an fs.FS instead, such
 // as configuration compiled in with go:embed: once, when it runs, without

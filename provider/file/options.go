@@ -35,6 +35,11 @@ func newConfig(opts []Option) config {
 // event before it is read again (default 100ms), so that a burst of writes
 // becomes one update. A directory that never stays quiet is still read at
 // least every ten debounce periods. Zero reads it after every event.
+//
+// The same period confirms that a file is empty: a file that provides
+// documents and is found empty (zero bytes, as when a writer has truncated
+// it and not written yet) keeps its documents until it is read again at
+// least one debounce period later and is still empty.
 func WithDebounce(d time.Duration) Option {
 	return func(c *config) { c.debounce = max(d, 0) }
 }

@@ -130,7 +130,7 @@ func (p *Provider) Run(ctx context.Context) error {
 	w := newWatcher(p.watch, p.cfg.notify, log)
 	defer w.close()
 
-	s.scan(ctx, true)
+	recheck := s.scan(ctx, true)
 	p.readyOnce.Do(func() { close(p.ready) })
 
 	var tick <-chan time.Time
@@ -150,6 +150,9 @@ func (p *Provider) Run(ctx context.Context) error {
 		// Wait for quiet, but not forever.
 		wait := min(p.cfg.debounce, pendingSince.Add(10*p.cfg.debounce).Sub(now))
 		debounce.Reset(max(wait, 0))
+	}
+	if recheck {
+		schedule()
 	}
 	for {
 		select {
@@ -174,10 +177,14 @@ func (p *Provider) Run(ctx context.Context) error {
 		case <-debounce.C:
 			pendingSince = time.Time{}
 			w.rewatch()
-			s.scan(ctx, false)
+			if s.scan(ctx, false) {
+				schedule()
+			}
 		case <-tick:
 			w.rewatch()
-			s.scan(ctx, false)
+			if s.scan(ctx, false) {
+				schedule()
+			}
 		}
 	}
 }

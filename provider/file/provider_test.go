@@ -666,3 +666,49 @@ func TestNewFSMissingDirectory(t *testing.T) {
 		t.Errorf("Run returned %v, want nil", err)
 	}
 }
+
+// TestEmptiedFileConfirmed checks that a file found empty, as when a writer
+// has truncated it and not yet written, keeps its documents until a scan a
+// debounce period later finds it still empty.
+func TestEmptiedFileConfirmed(t *testing.T) {
+	t.Run("written again", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+		// Rescans only, and a debounce so long that the file cannot be
+		// confirmed empty during the test.
+		f := newFixture(t, dir, file.WithFSNotify(false), file.WithRescanInterval(10*time.Millisecond), file.WithDebounce(time.Hour))
+		f.start(t)
+		rev := f.backends.Revision()
+
+		if err := os.Truncate(filepath.Join(dir, "a.yaml"), 0); err != nil {
+			t.Fatal(err)
+		}
+		// Once b.yaml is read, so is the truncated a.yaml.
+		write(t, dir, "b.yaml", backendYAML("", "api", "h", 2))
+		want := map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1), nn("", "api"): backend("", "api", "h", 2)}
+		waitContents(t, f.backends, want)
+		if got := f.backends.Revision(); got != rev+1 {
+			t.Errorf("revision went from %d to %d, want only b.yaml's update", rev, got)
+		}
+
+		// The writer goes on.
+		if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(backendYAML("", "web", "h", 3)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[nn("", "web")] = backend("", "web", "h", 3)
+		waitContents(t, f.backends, want)
+		if errs := f.p.Errors(); len(errs) != 0 {
+			t.Errorf("Errors() = %v, want none", errs)
+		}
+	})
+	t.Run("left empty", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+		f := newFixture(t, dir, file.WithDebounce(20*time.Millisecond))
+		f.start(t)
+		if err := os.Truncate(filepath.Join(dir, "a.yaml"), 0); err != nil {
+			t.Fatal(err)
+		}
+		waitContents(t, f.backends, map[types.NamespacedName]Backend{})
+	})
+}

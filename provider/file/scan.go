@@ -31,6 +31,7 @@ type scanner struct {
 	claims map[docKey][]string
 	dirErr error
 
+	recheck  bool            // a file is to be read again a debounce period after this scan
 	dupsSeen map[string]bool // messages of the duplicate errors already announced
 	reported string          // the message last given to runner.Report
 }
@@ -41,8 +42,11 @@ type fileState struct {
 	sum  [sha256.Size]byte // of the contents last decoded
 	read bool              // sum is set
 	info fs.FileInfo       // of the file last read; nil unless it vouches for sum (see sameFile)
-	docs map[docKey]document
-	err  error
+	// emptySince is when the file was first found empty while it provided
+	// documents; zero when it was not.
+	emptySince time.Time
+	docs       map[docKey]document
+	err        error
 }
 
 func newScanner(p *Provider, kinds map[string]sink) *scanner {
@@ -70,8 +74,10 @@ func wanted(name string) bool {
 func (s *scanner) path(name string) string { return s.p.src.path(name) }
 
 // scan reads the directory, publishes what changed (everything when first)
-// and reports the problems.
-func (s *scanner) scan(ctx context.Context, first bool) {
+// and reports the problems. It returns true when the directory should be
+// read again a debounce period later.
+func (s *scanner) scan(ctx context.Context, first bool) (recheck bool) {
+	s.recheck = false
 	var fresh []*DocumentError // problems found now, to announce
 	affected := make(map[docKey]bool)
 	entries, err := s.p.src.readDir()
@@ -101,6 +107,7 @@ func (s *scanner) scan(ctx context.Context, first bool) {
 	}
 	s.publish(affected, first)
 	s.report(ctx, fresh)
+	return s.recheck
 }
 
 // read reads one file, if it may have changed since it was last read, and
@@ -148,6 +155,20 @@ func (s *scanner) read(name string, start time.Time, affected map[docKey]bool, f
 	if info.ModTime().Before(start.Add(-racyWindow)) {
 		f.info = info
 	}
+	if len(data) == 0 && len(f.docs) > 0 && !s.p.static {
+		// A writer may have truncated the file and not written yet: keep
+		// its documents until a scan a debounce period later still finds
+		// it empty.
+		if f.emptySince.IsZero() {
+			f.emptySince = start
+		}
+		if start.Sub(f.emptySince) < s.p.cfg.debounce {
+			f.info = nil // read it again
+			s.recheck = true
+			return true
+		}
+	}
+	f.emptySince = time.Time{}
 	sum := sha256.Sum256(data)
 	if f.read && sum == f.sum {
 		return true // unchanged
