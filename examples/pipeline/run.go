@@ -5,7 +5,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -176,28 +175,18 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 }
 
 // configSource returns the file provider that fills the routes and
-// directs maps from the -config directory, or from a temporary copy of the
-// embedded configuration, removed when the pipeline stops.
+// directs maps from the -config directory, or once from the embedded
+// configuration.
 func (p *pipeline) configSource() (runner.Runner, error) {
-	dir := p.cfg.ConfigDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "switchyard-pipeline-config-")
-		if err != nil {
-			return nil, fmt.Errorf("embedded config: %w", err)
-		}
-		p.cleanup = append(p.cleanup, func() { os.RemoveAll(tmp) })
-		sub, err := fs.Sub(embeddedConfig, "config")
-		if err == nil {
-			err = os.CopyFS(tmp, sub)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
-		}
-		dir = tmp
+	logs := file.WithLogger(p.log.With("runner", "config"))
+	var fp *file.Provider
+	if dir := p.cfg.ConfigDir; dir == "" {
+		fp = file.NewFS(embeddedConfig, "config", logs)
 	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("-config %s: not a directory", dir)
+	} else {
+		fp = file.New(dir, logs)
 	}
-	fp := file.New(dir, file.WithLogger(p.log.With("runner", "config")))
 	file.Register(fp, "Route", p.routes)
 	file.Register(fp, "DirectRegistry", p.directs)
 	return fp, nil

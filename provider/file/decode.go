@@ -86,7 +86,7 @@ func decodeFile(path string, data []byte, kinds map[string]sink) (map[docKey]doc
 // with "{" is read as a stream of JSON objects; if its first object is not
 // valid JSON and the file is not named .json, it is read as YAML in flow
 // style instead. Any other file is read as YAML documents separated by
-// "---", where a duplicate key in a mapping is an error.
+// "---". Either way, a key that appears twice in one object is an error.
 func splitDocuments(path string, data []byte) ([][]byte, error) {
 	if utilyaml.IsJSONBuffer(data) {
 		docs, err := splitJSON(path, data)
@@ -111,11 +111,89 @@ func splitJSON(path string, data []byte) ([][]byte, error) {
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
+		if err == nil {
+			err = checkDuplicateKeys(raw)
+		}
 		if err != nil {
 			return nil, &DocumentError{File: path, Index: index, Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 		}
 		docs = append(docs, raw)
 	}
+}
+
+// checkDuplicateKeys returns an error naming the first key that appears
+// twice in one object of doc, a valid JSON value. encoding/json would keep
+// the last one silently, where the YAML path rejects it; both must agree.
+func checkDuplicateKeys(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber() // values are skipped: no need to parse numbers as floats
+	return checkValue(dec)
+}
+
+// duplicateKeyError is a key found twice in an object, at path (built as
+// the check returns from the nested values).
+type duplicateKeyError struct {
+	key  string
+	path []string // outermost first: "spec", "x", "[0]"
+}
+
+func (e *duplicateKeyError) Error() string {
+	if len(e.path) == 0 {
+		return fmt.Sprintf("duplicate key %q", e.key)
+	}
+	var where strings.Builder
+	for i, step := range e.path {
+		if i > 0 && !strings.HasPrefix(step, "[") {
+			where.WriteByte('.')
+		}
+		where.WriteString(step)
+	}
+	return fmt.Sprintf("duplicate key %q in %s", e.key, where.String())
+}
+
+// within records that e was found inside step (a key, or an index).
+func within(err error, step string) error {
+	if d, ok := err.(*duplicateKeyError); ok {
+		d.path = append([]string{step}, d.path...)
+	}
+	return err
+}
+
+// checkValue reads one value from dec.
+func checkValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := make(map[string]bool)
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key := tok.(string) // a key, since the document is valid
+			if seen[key] {
+				return &duplicateKeyError{key: key}
+			}
+			seen[key] = true
+			if err := checkValue(dec); err != nil {
+				return within(err, key)
+			}
+		}
+		_, err = dec.Token() // '}'
+		return err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := checkValue(dec); err != nil {
+				return within(err, fmt.Sprintf("[%d]", i))
+			}
+		}
+		_, err = dec.Token() // ']'
+		return err
+	}
+	return nil
 }
 
 func splitYAML(path string, data []byte) ([][]byte, error) {

@@ -22,22 +22,42 @@
 //	// run p, for example in a runner group
 //
 // Documents are decoded strictly: a field that the Go type does not have is an
-// error. A file owns its documents: when it changes, its whole new set
+// error, and so is a key repeated in one object, in YAML as in JSON. A file owns its documents: when it changes, its whole new set
 // replaces the old one in one batch per map; when it is deleted, its
 // documents are deleted. A file with a problem (invalid YAML or JSON, an
 // unknown kind, a missing name, a field of the wrong type) keeps its last good
 // documents published, and the problem is reported (runner.Report, the
 // logger, WithErrorHandler and Provider.Errors) naming the file and the
-// document; the other files are not affected. When two files define the same
-// kind, namespace and name, the file whose name sorts first provides it and
-// the other gets an error naming both.
+// document; the other files are not affected.
+//
+// When two files define the same kind, namespace and name, the one that
+// already provides it keeps it: the other gets an error naming both files
+// (its other documents still apply), and its definition takes over, with the
+// error cleared, once the first file no longer defines it (edited out, or
+// the file deleted). Only when both are read in the same scan, as in the
+// first one, does the file whose name sorts first win.
 //
 // Changes are noticed through filesystem events (fsnotify) and debounced, so
 // that an editor's burst of writes becomes one update, and by a periodic
-// rescan that catches anything the events missed. Files are compared by
-// content, so saves through a temporary file and a rename, Kubernetes
-// ConfigMap volumes (which swap a symlinked directory inside the directory),
-// and a directory that is itself a symlink switched to another target are all
-// followed by events. Only the directory itself is read, not its
-// subdirectories, and names starting with "." are ignored.
+// rescan that catches anything the events missed. Saves through a temporary
+// file and a rename, Kubernetes ConfigMap volumes (which swap a symlinked
+// directory inside the directory), and a directory that is itself a symlink
+// switched to another target are all followed by events. Only the directory
+// itself is read, not its subdirectories, and names starting with "." are
+// ignored.
+//
+// A scan skips a file whose size and modification time are those of the
+// very file it last read, when that time is more than a few seconds old; it
+// reads any other file and compares it by content. A file larger than
+// WithMaxFileSize (4 MiB by default) is not read: it is reported and keeps
+// its last good documents. A file emptied (zero bytes) keeps its documents
+// until it is still empty one debounce period later, so that a writer that
+// truncates it before writing does not delete them for a moment; but a
+// writer that stalls longer than that does, and a file written in place can
+// be read half-written: write through a temporary file and a rename where
+// you can.
+//
+// NewFS reads the same documents from a directory of an fs.FS instead, such
+// as configuration compiled in with go:embed: once, when it runs, without
+// watching.
 package file

@@ -11,9 +11,10 @@ import (
 // Sentinel errors wrapped by DocumentError, for callers that branch on the
 // kind of problem.
 var (
-	// ErrInvalid: the file is not valid YAML or JSON, a document is not an
-	// object, or a document does not decode into its kind's Go type (a field
-	// of the wrong type, or one the type does not have).
+	// ErrInvalid: the file is not valid YAML or JSON, a key appears twice
+	// in one object, a document is not an object, or a document does not
+	// decode into its kind's Go type (a field of the wrong type, or one the
+	// type does not have).
 	ErrInvalid = errors.New("invalid document")
 	// ErrMissingKind: a document has no kind.
 	ErrMissingKind = errors.New("missing kind")
@@ -21,9 +22,12 @@ var (
 	ErrUnknownKind = errors.New("unknown kind")
 	// ErrMissingName: a document has no metadata.name.
 	ErrMissingName = errors.New("missing metadata.name")
-	// ErrDuplicate: another document, in the same file or in a file whose
-	// name sorts first, has the same kind, namespace and name.
+	// ErrDuplicate: another document has the same kind, namespace and
+	// name, in the same file or in another file that provides it.
 	ErrDuplicate = errors.New("duplicate name")
+	// ErrTooLarge: the file is larger than the limit set by
+	// WithMaxFileSize; it was not read.
+	ErrTooLarge = errors.New("too large")
 )
 
 // DocumentError is a problem with a file or with one document in it. It

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing/fstest"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -66,4 +67,39 @@ spec: {host: 10.0.0.1, port: 8081}
 	// shop/web deleted: false
 	// shop/api deleted: true
 	// web is 10.0.0.1 8081
+}
+
+// ExampleNewFS reads documents once from an fs.FS, such as an embed.FS of
+// default configuration compiled into the program.
+func ExampleNewFS() {
+	// With go:embed this would be:
+	//
+	//	//go:embed config/*.yaml
+	//	var defaults embed.FS
+	defaults := fstest.MapFS{
+		"config/backends.yaml": {Data: []byte(`
+kind: Backend
+metadata: {name: web, namespace: shop}
+spec: {host: 10.0.0.1, port: 8080}
+`)},
+	}
+	type BackendSpec struct {
+		Host string `json:"host"`
+		Port int    `json:"port"`
+	}
+	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
+	p := file.NewFS(defaults, "config")
+	file.Register(p, "Backend", backends)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	<-p.Ready()
+	for name, b := range backends.State().All() {
+		fmt.Println(name, b.Spec.Host, b.Spec.Port)
+	}
+	cancel()
+	<-done
+	// Output:
+	// shop/web 10.0.0.1 8080
 }

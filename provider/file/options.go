@@ -12,6 +12,7 @@ type config struct {
 	debounce time.Duration
 	rescan   time.Duration
 	notify   bool
+	maxSize  int64
 	logger   *slog.Logger
 	onError  func(error)
 }
@@ -21,6 +22,7 @@ func newConfig(opts []Option) config {
 		debounce: 100 * time.Millisecond,
 		rescan:   30 * time.Second,
 		notify:   true,
+		maxSize:  DefaultMaxFileSize,
 		logger:   slog.New(slog.DiscardHandler),
 	}
 	for _, o := range opts {
@@ -33,6 +35,11 @@ func newConfig(opts []Option) config {
 // event before it is read again (default 100ms), so that a burst of writes
 // becomes one update. A directory that never stays quiet is still read at
 // least every ten debounce periods. Zero reads it after every event.
+//
+// The same period confirms that a file is empty: a file that provides
+// documents and is found empty (zero bytes, as when a writer has truncated
+// it and not written yet) keeps its documents until it is read again at
+// least one debounce period later and is still empty.
 func WithDebounce(d time.Duration) Option {
 	return func(c *config) { c.debounce = max(d, 0) }
 }
@@ -64,4 +71,16 @@ func WithLogger(l *slog.Logger) Option {
 // is found. fn runs on the provider's goroutine and must not block.
 func WithErrorHandler(fn func(error)) Option {
 	return func(c *config) { c.onError = fn }
+}
+
+// DefaultMaxFileSize is the largest file read unless WithMaxFileSize says
+// otherwise: 4 MiB.
+const DefaultMaxFileSize = 4 << 20
+
+// WithMaxFileSize sets the size in bytes of the largest file that is read
+// (default DefaultMaxFileSize). A larger file is not read: it keeps its last
+// good documents and is reported with an error wrapping ErrTooLarge that
+// names the file and the limit. Zero or less means no limit.
+func WithMaxFileSize(n int64) Option {
+	return func(c *config) { c.maxSize = n }
 }

@@ -3,7 +3,9 @@ package file
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,9 +18,11 @@ import (
 // Run must not be called again while it is running. A Provider must not be
 // copied.
 type Provider struct {
-	dir   string // as given, cleaned: used in names and errors
-	watch string // absolute, when it could be determined: used for events
-	cfg   config
+	dir    string // as given, cleaned: used in names and errors
+	watch  string // absolute, when it could be determined: used for events
+	src    source
+	static bool // made by NewFS: read once, not watched
+	cfg    config
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -41,6 +45,7 @@ func New(dir string, opts ...Option) *Provider {
 	return &Provider{
 		dir:   dir,
 		watch: watch,
+		src:   osSource{dir: dir},
 		cfg:   newConfig(opts),
 		ready: make(chan struct{}),
 		kinds: make(map[string]sink),
@@ -48,8 +53,34 @@ func New(dir string, opts ...Option) *Provider {
 	}
 }
 
-// Name returns "file:" followed by the directory.
-func (p *Provider) Name() string { return "file:" + p.dir }
+// NewFS returns a provider for the documents in the directory dir of fsys
+// ("." for its root), such as the contents of an embed.FS. They are read and
+// published once, when the provider runs, and it is ready after that: fsys
+// is taken to be static, so it is neither watched nor read again, and the
+// options about events, debouncing and rescans have no effect. Documents are
+// decoded, and problems reported, exactly as for New; file paths in errors
+// are paths within fsys.
+func NewFS(fsys fs.FS, dir string, opts ...Option) *Provider {
+	dir = path.Clean(dir)
+	return &Provider{
+		dir:    dir,
+		src:    fsSource{fsys: fsys, dir: dir},
+		static: true,
+		cfg:    newConfig(opts),
+		ready:  make(chan struct{}),
+		kinds:  make(map[string]sink),
+		errs:   make(map[string]error),
+	}
+}
+
+// Name returns "file:" followed by the directory, or "file:fs:" followed by
+// the directory within fsys for a provider made by NewFS.
+func (p *Provider) Name() string {
+	if p.static {
+		return "file:fs:" + p.dir
+	}
+	return "file:" + p.dir
+}
 
 // Ready is closed once the first reading of the directory has been published
 // to the maps (even if the directory does not exist or holds bad files).
@@ -70,7 +101,8 @@ func (p *Provider) Errors() map[string]error {
 var errAlreadyRunning = errors.New("file provider: already running")
 
 // Run reads the directory, publishes its documents, and then follows its
-// changes until ctx is done, when it returns nil.
+// changes until ctx is done, when it returns nil. A provider made by NewFS
+// only waits for ctx after the first reading.
 func (p *Provider) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if p.running {
@@ -86,12 +118,19 @@ func (p *Provider) Run(ctx context.Context) error {
 		p.mu.Unlock()
 	}()
 
-	log := p.cfg.logger.With("runner", p.Name())
 	s := newScanner(p, kinds)
+	if p.static {
+		s.scan(ctx, true)
+		p.readyOnce.Do(func() { close(p.ready) })
+		<-ctx.Done()
+		return nil
+	}
+
+	log := p.cfg.logger.With("runner", p.Name())
 	w := newWatcher(p.watch, p.cfg.notify, log)
 	defer w.close()
 
-	s.scan(ctx, true)
+	recheck := s.scan(ctx, true)
 	p.readyOnce.Do(func() { close(p.ready) })
 
 	var tick <-chan time.Time
@@ -111,6 +150,9 @@ func (p *Provider) Run(ctx context.Context) error {
 		// Wait for quiet, but not forever.
 		wait := min(p.cfg.debounce, pendingSince.Add(10*p.cfg.debounce).Sub(now))
 		debounce.Reset(max(wait, 0))
+	}
+	if recheck {
+		schedule()
 	}
 	for {
 		select {
@@ -135,10 +177,14 @@ func (p *Provider) Run(ctx context.Context) error {
 		case <-debounce.C:
 			pendingSince = time.Time{}
 			w.rewatch()
-			s.scan(ctx, false)
+			if s.scan(ctx, false) {
+				schedule()
+			}
 		case <-tick:
 			w.rewatch()
-			s.scan(ctx, false)
+			if s.scan(ctx, false) {
+				schedule()
+			}
 		}
 	}
 }

@@ -1,12 +1,15 @@
 package file_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,6 +129,10 @@ func TestBadInputKeepsLastGood(t *testing.T) {
 		{"wrong metadata type", good + "---\nkind: Backend\nmetadata: {name: [x]}\n", file.ErrInvalid, "document 2: invalid document"},
 		{"unknown field", good + "---\nkind: Backend\nmetadata: {name: x}\nspec: {colour: red}\n", file.ErrInvalid, `unknown field "colour"`},
 		{"duplicate field", "kind: Backend\nkind: Route\nmetadata: {name: x}\n", file.ErrInvalid, "document 1: invalid document"},
+		{"duplicate nested field", good + "---\nkind: Backend\nmetadata: {name: x, name: y}\n", file.ErrInvalid, "document 2: invalid document"},
+		{"duplicate JSON field", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n" + `{"kind": "Backend", "kind": "Route", "metadata": {"name": "x"}}`, file.ErrInvalid, `document 2: invalid document: duplicate key "kind"`},
+		{"duplicate nested JSON field", `{"kind": "Backend", "metadata": {"name": "web"}}` + "\n" + `{"kind": "Backend", "metadata": {"name": "x", "name": "y"}}`, file.ErrInvalid, `document 2: invalid document: duplicate key "name" in metadata`},
+		{"duplicate JSON field in a list", `{"kind": "Route", "metadata": {"name": "r"}, "spec": {"paths": [], "x": [{"a": 1, "a": 2}]}}`, file.ErrInvalid, `document 1: invalid document: duplicate key "a" in spec.x[0]`},
 		{"duplicate name in file", good + "---\n" + good, file.ErrDuplicate, "document 2 (kind Backend, name web): duplicate name: also document 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,49 +185,101 @@ func TestBadInputKeepsLastGood(t *testing.T) {
 	}
 }
 
+// TestDuplicateAcrossFiles checks that the file already providing a
+// document keeps it when another file defines it too, whatever their names:
+// the newcomer gets an error naming both, and its other documents apply.
 func TestDuplicateAcrossFiles(t *testing.T) {
 	for _, order := range [][]string{{"a.yaml", "b.yaml"}, {"b.yaml", "a.yaml"}} {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
 			dir := t.TempDir()
 			f := newFixture(t, dir)
 			f.start(t)
-			hosts := map[string]string{"a.yaml": "from-a", "b.yaml": "from-b"}
-			for _, name := range order {
-				write(t, dir, name, backendYAML("ns", "web", hosts[name], 1)+"---\n"+backendYAML("ns", "only-"+name[:1], "h", 2))
+			first, second := order[0], order[1]
+			content := func(name string, withWeb bool) string {
+				s := backendYAML("ns", "only-"+name[:1], "h", 2)
+				if withWeb {
+					s = backendYAML("ns", "web", "from-"+name[:1], 1) + "---\n" + s
+				}
+				return s
 			}
-			// Whatever the order, the file that sorts first provides it.
+			write(t, dir, first, content(first, true))
 			want := map[types.NamespacedName]Backend{
-				nn("ns", "web"):    backend("ns", "web", "from-a", 1),
-				nn("ns", "only-a"): backend("ns", "only-a", "h", 2),
-				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+				nn("ns", "web"):             backend("ns", "web", "from-"+first[:1], 1),
+				nn("ns", "only-"+first[:1]): backend("ns", "only-"+first[:1], "h", 2),
 			}
 			waitContents(t, f.backends, want)
-			a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+
+			// The newcomer's other document applies; web stays as it was.
+			write(t, dir, second, content(second, true))
+			want[nn("ns", "only-"+second[:1])] = backend("ns", "only-"+second[:1], "h", 2)
+			waitContents(t, f.backends, want)
+			firstPath, secondPath := filepath.Join(dir, first), filepath.Join(dir, second)
 			var err error
 			waitFor(t, func() string {
-				if err = f.p.Errors()[b]; err == nil {
-					return "no error for b.yaml"
+				if err = f.p.Errors()[secondPath]; err == nil {
+					return "no error for " + secondPath
 				}
 				return ""
 			})
-			if !errors.Is(err, file.ErrDuplicate) || !strings.Contains(err.Error(), "file "+b+": document 1 (kind Backend, name ns/web)") ||
-				!strings.Contains(err.Error(), "already defined in "+a) {
-				t.Errorf("error %q, want a duplicate naming %s and %s", err, a, b)
+			if !errors.Is(err, file.ErrDuplicate) || !strings.Contains(err.Error(), "file "+secondPath+": document 1 (kind Backend, name ns/web)") ||
+				!strings.Contains(err.Error(), "already defined in "+firstPath) {
+				t.Errorf("error %q, want a duplicate naming %s and %s", err, secondPath, firstPath)
 			}
-			if _, bad := f.p.Errors()[a]; bad {
-				t.Errorf("error for the winning file: %v", f.p.Errors()[a])
+			if errs := f.p.Errors(); len(errs) != 1 {
+				t.Errorf("Errors() = %v, want only %s", errs, secondPath)
 			}
 
-			// When the winner goes, the other file's document takes over.
-			remove(t, dir, "a.yaml")
-			waitContents(t, f.backends, map[types.NamespacedName]Backend{
-				nn("ns", "web"):    backend("ns", "web", "from-b", 1),
-				nn("ns", "only-b"): backend("ns", "only-b", "h", 2),
+			// When the provider stops defining it, the other file's
+			// document takes over and its error clears.
+			write(t, dir, first, content(first, false))
+			want[nn("ns", "web")] = backend("ns", "web", "from-"+second[:1], 1)
+			waitContents(t, f.backends, want)
+			waitFor(t, func() string {
+				if errs := f.p.Errors(); len(errs) != 0 {
+					return fmt.Sprintf("Errors() = %v after the takeover, want none", errs)
+				}
+				return ""
 			})
-			if errs := f.p.Errors(); len(errs) != 0 {
-				t.Errorf("Errors() = %v, want none", errs)
-			}
+
+			// The first file defining it again is now the newcomer.
+			write(t, dir, first, content(first, true))
+			waitFor(t, func() string {
+				if f.p.Errors()[firstPath] == nil {
+					return "no error for " + firstPath
+				}
+				return ""
+			})
+			checkContents(t, f.backends, want)
+
+			// Deleting the provider hands the document over too.
+			remove(t, dir, second)
+			delete(want, nn("ns", "only-"+second[:1]))
+			want[nn("ns", "web")] = backend("ns", "web", "from-"+first[:1], 1)
+			waitContents(t, f.backends, want)
+			waitFor(t, func() string {
+				if errs := f.p.Errors(); len(errs) != 0 {
+					return fmt.Sprintf("Errors() = %v after the takeover, want none", errs)
+				}
+				return ""
+			})
 		})
+	}
+}
+
+// TestDuplicateInOneScan checks the tie-break when two files defining the
+// same document are read in the same scan: the file whose name sorts first
+// provides it.
+func TestDuplicateInOneScan(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "b.yaml", backendYAML("ns", "web", "from-b", 1))
+	write(t, dir, "a.yaml", backendYAML("ns", "web", "from-a", 1))
+	f := newFixture(t, dir)
+	f.start(t)
+	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("ns", "web"): backend("ns", "web", "from-a", 1)})
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	errs := f.p.Errors()
+	if len(errs) != 1 || !errors.Is(errs[b], file.ErrDuplicate) || !strings.Contains(errs[b].Error(), "already defined in "+a) {
+		t.Errorf("Errors() = %v, want a duplicate for %s naming %s", errs, b, a)
 	}
 }
 
@@ -464,4 +523,192 @@ func TestUnusualFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestMaxFileSize(t *testing.T) {
+	big := backendYAML("", "big", strings.Repeat("h", file.DefaultMaxFileSize), 1)
+	for _, tc := range []struct {
+		name    string
+		opts    []file.Option
+		content string
+		text    string // in the error, after the file name; "" when the file is read
+	}{
+		{"under the limit", []file.Option{file.WithMaxFileSize(200)}, backendYAML("", "new", "h", 3), ""},
+		{"over the limit", []file.Option{file.WithMaxFileSize(200)}, backendYAML("", "new", strings.Repeat("h", 200), 3),
+			fmt.Sprintf(": too large: %d bytes, over the limit of 200 bytes", len(backendYAML("", "new", strings.Repeat("h", 200), 3)))},
+		{"over the default limit", nil, big, fmt.Sprintf(": too large: %d bytes, over the limit of %d bytes", len(big), file.DefaultMaxFileSize)},
+		{"no limit", []file.Option{file.WithMaxFileSize(0)}, big, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", backendYAML("", "old", "h", 1))
+			f := newFixture(t, dir, tc.opts...)
+			f.start(t)
+			checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "old"): backend("", "old", "h", 1)})
+
+			write(t, dir, "a.yaml", tc.content)
+			path := filepath.Join(dir, "a.yaml")
+			if tc.text == "" {
+				waitFor(t, func() string {
+					if _, ok := f.backends.Load(nn("", "old")); ok {
+						return "a.yaml not read again"
+					}
+					return ""
+				})
+				if errs := f.p.Errors(); len(errs) != 0 {
+					t.Errorf("Errors() = %v, want none", errs)
+				}
+				return
+			}
+			var err error
+			waitFor(t, func() string {
+				if err = f.p.Errors()[path]; err == nil {
+					return "no error for " + path
+				}
+				return ""
+			})
+			if !errors.Is(err, file.ErrTooLarge) || err.Error() != "file "+path+tc.text {
+				t.Errorf("error %q, want one wrapping ErrTooLarge: %q", err, "file "+path+tc.text)
+			}
+			// The last good documents stay.
+			checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "old"): backend("", "old", "h", 1)})
+		})
+	}
+}
+
+// TestNewFS reads documents from an fs.FS once, with the same decoding and
+// the same errors as from a directory.
+func TestNewFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"config/backends.yaml": {Data: []byte(backendYAML("shop", "web", "10.0.0.1", 80) + "---\n" + backendYAML("shop", "api", "10.0.0.2", 81))},
+		"config/more.json":     {Data: []byte(`{"kind": "Backend", "metadata": {"name": "db"}, "spec": {"host": "10.0.0.3", "port": 5432}}`)},
+		"config/bad.yaml":      {Data: []byte("kind: Gadget\nmetadata: {name: x}\n")},
+		"config/dup.json":      {Data: []byte(`{"kind": "Backend", "kind": "Backend", "metadata": {"name": "dup"}}`)},
+		"config/big.yaml":      {Data: []byte(backendYAML("", "big", strings.Repeat("h", 300), 1))},
+		"config/.hidden.yaml":  {Data: []byte("kind: Nonsense\n")},
+		"config/README.md":     {Data: []byte("kind: Nonsense\n")},
+		"config/sub/c.yaml":    {Data: []byte(backendYAML("", "sub", "h", 1))},
+		"other/d.yaml":         {Data: []byte(backendYAML("", "other", "h", 1))},
+	}
+	backends := new(watchable.Map[types.NamespacedName, Backend])
+	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200))
+	file.Register(p, "Backend", backends)
+	if got, want := p.Name(), "file:fs:config"; got != want {
+		t.Errorf("Name() = %q, want %q", got, want)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-p.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatalf("not ready after %v", waitTimeout)
+	}
+	checkContents(t, backends, map[types.NamespacedName]Backend{
+		nn("shop", "web"): backend("shop", "web", "10.0.0.1", 80),
+		nn("shop", "api"): backend("shop", "api", "10.0.0.2", 81),
+		nn("", "db"):      backend("", "db", "10.0.0.3", 5432),
+	})
+	errs := p.Errors()
+	for name, want := range map[string]error{
+		"config/bad.yaml": file.ErrUnknownKind,
+		"config/dup.json": file.ErrInvalid,
+		"config/big.yaml": file.ErrTooLarge,
+	} {
+		var derr *file.DocumentError
+		if !errors.As(errs[name], &derr) || derr.File != name || !errors.Is(derr, want) {
+			t.Errorf("error for %s = %v, want a *DocumentError for it wrapping %v", name, errs[name], want)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("Errors() = %v, want 3 files", errs)
+	}
+
+	// Nothing is read again: a change to fsys is not seen.
+	fsys["config/late.yaml"] = &fstest.MapFile{Data: []byte(backendYAML("", "late", "h", 1))}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before ctx was done", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Run did not return after cancel")
+	}
+	if _, ok := backends.Load(nn("", "late")); ok {
+		t.Error("a file added after the first reading was read")
+	}
+}
+
+func TestNewFSMissingDirectory(t *testing.T) {
+	backends := new(watchable.Map[types.NamespacedName, Backend])
+	p := file.NewFS(fstest.MapFS{}, "config")
+	file.Register(p, "Backend", backends)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-p.Ready():
+	case <-time.After(waitTimeout):
+		t.Fatalf("not ready after %v", waitTimeout)
+	}
+	if err := p.Errors()["config"]; !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error for the missing directory = %v, want one wrapping fs.ErrNotExist", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v, want nil", err)
+	}
+}
+
+// TestEmptiedFileConfirmed checks that a file found empty, as when a writer
+// has truncated it and not yet written, keeps its documents until a scan a
+// debounce period later finds it still empty.
+func TestEmptiedFileConfirmed(t *testing.T) {
+	t.Run("written again", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+		// Rescans only, and a debounce so long that the file cannot be
+		// confirmed empty during the test.
+		f := newFixture(t, dir, file.WithFSNotify(false), file.WithRescanInterval(10*time.Millisecond), file.WithDebounce(time.Hour))
+		f.start(t)
+		rev := f.backends.Revision()
+
+		if err := os.Truncate(filepath.Join(dir, "a.yaml"), 0); err != nil {
+			t.Fatal(err)
+		}
+		// Once b.yaml is read, so is the truncated a.yaml.
+		write(t, dir, "b.yaml", backendYAML("", "api", "h", 2))
+		want := map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1), nn("", "api"): backend("", "api", "h", 2)}
+		waitContents(t, f.backends, want)
+		if got := f.backends.Revision(); got != rev+1 {
+			t.Errorf("revision went from %d to %d, want only b.yaml's update", rev, got)
+		}
+
+		// The writer goes on.
+		if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(backendYAML("", "web", "h", 3)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[nn("", "web")] = backend("", "web", "h", 3)
+		waitContents(t, f.backends, want)
+		if errs := f.p.Errors(); len(errs) != 0 {
+			t.Errorf("Errors() = %v, want none", errs)
+		}
+	})
+	t.Run("left empty", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+		f := newFixture(t, dir, file.WithDebounce(20*time.Millisecond))
+		f.start(t)
+		if err := os.Truncate(filepath.Join(dir, "a.yaml"), 0); err != nil {
+			t.Fatal(err)
+		}
+		waitContents(t, f.backends, map[types.NamespacedName]Backend{})
+	})
 }

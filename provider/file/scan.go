@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -22,12 +22,16 @@ import (
 // reading of it into writes to the maps. It is used by the Run goroutine
 // only.
 type scanner struct {
-	p      *Provider
-	kinds  map[string]sink
-	files  map[string]*fileState // by name in the directory
-	claims map[docKey][]string   // the files defining each document, sorted: claims[k][0] provides it
+	p     *Provider
+	kinds map[string]sink
+	files map[string]*fileState // by name in the directory
+	// claims lists the files defining each document, in the order they
+	// started to: claims[k][0] provides it. Files read in the same scan
+	// join in name order, since the directory is read in that order.
+	claims map[docKey][]string
 	dirErr error
 
+	recheck  bool            // a file is to be read again a debounce period after this scan
 	dupsSeen map[string]bool // messages of the duplicate errors already announced
 	reported string          // the message last given to runner.Report
 }
@@ -37,8 +41,12 @@ type scanner struct {
 type fileState struct {
 	sum  [sha256.Size]byte // of the contents last decoded
 	read bool              // sum is set
-	docs map[docKey]document
-	err  error
+	info fs.FileInfo       // of the file last read; nil unless it vouches for sum (see sameFile)
+	// emptySince is when the file was first found empty while it provided
+	// documents; zero when it was not.
+	emptySince time.Time
+	docs       map[docKey]document
+	err        error
 }
 
 func newScanner(p *Provider, kinds map[string]sink) *scanner {
@@ -63,14 +71,16 @@ func wanted(name string) bool {
 	return false
 }
 
-func (s *scanner) path(name string) string { return filepath.Join(s.p.dir, name) }
+func (s *scanner) path(name string) string { return s.p.src.path(name) }
 
 // scan reads the directory, publishes what changed (everything when first)
-// and reports the problems.
-func (s *scanner) scan(ctx context.Context, first bool) {
+// and reports the problems. It returns true when the directory should be
+// read again a debounce period later.
+func (s *scanner) scan(ctx context.Context, first bool) (recheck bool) {
+	s.recheck = false
 	var fresh []*DocumentError // problems found now, to announce
 	affected := make(map[docKey]bool)
-	entries, err := os.ReadDir(s.p.dir)
+	entries, err := s.p.src.readDir()
 	if err != nil {
 		// Keep the documents: a directory that is being replaced should not
 		// empty the maps for a moment.
@@ -82,8 +92,9 @@ func (s *scanner) scan(ctx context.Context, first bool) {
 	} else {
 		s.dirErr = nil
 		present := make(map[string]bool)
+		start := time.Now()
 		for _, e := range entries {
-			if name := e.Name(); wanted(name) && s.read(name, affected, &fresh) {
+			if name := e.Name(); wanted(name) && s.read(name, start, affected, &fresh) {
 				present[name] = true
 			}
 		}
@@ -96,35 +107,68 @@ func (s *scanner) scan(ctx context.Context, first bool) {
 	}
 	s.publish(affected, first)
 	s.report(ctx, fresh)
+	return s.recheck
 }
 
-// read reads one file, and reports whether it exists.
-func (s *scanner) read(name string, affected map[docKey]bool, fresh *[]*DocumentError) bool {
+// read reads one file, if it may have changed since it was last read, and
+// reports whether it exists. start is when the scan started.
+func (s *scanner) read(name string, start time.Time, affected map[docKey]bool, fresh *[]*DocumentError) bool {
 	path := s.path(name)
-	info, err := os.Stat(path) // follows symlinks
+	info, err := s.p.src.stat(name)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !info.Mode().IsRegular()) {
-		return false // gone since ReadDir, a dangling symlink, or not a file
-	}
-	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
+		return false // gone since the directory was read, a dangling symlink, or not a file
 	}
 	f := s.files[name]
+	if err == nil && f != nil && f.read && sameFile(f.info, info) {
+		return true // unchanged: not even read
+	}
+	var data []byte
+	limit := s.p.cfg.maxSize
+	if err == nil {
+		if limit > 0 && info.Size() > limit {
+			err = tooLarge(info.Size(), limit)
+		} else {
+			data, info, err = readFile(s.p.src, name, limit)
+			if errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
+		}
+	}
 	if f == nil {
 		f = &fileState{}
 		s.files[name] = f
 	}
 	if err != nil {
-		derr := &DocumentError{File: path, Err: fmt.Errorf("read: %w", err)}
+		derr := &DocumentError{File: path, Err: err}
+		if !errors.Is(err, ErrTooLarge) {
+			derr.Err = fmt.Errorf("read: %w", err)
+		}
 		if f.err == nil || f.err.Error() != derr.Error() {
 			*fresh = append(*fresh, derr)
 		}
-		f.err, f.read = derr, false
+		f.err, f.read, f.info = derr, false, nil
 		return true
 	}
+	// Only a file last modified a while ago can be trusted to show a
+	// change in its size or modification time.
+	f.info = nil
+	if info.ModTime().Before(start.Add(-racyWindow)) {
+		f.info = info
+	}
+	if len(data) == 0 && len(f.docs) > 0 && !s.p.static {
+		// A writer may have truncated the file and not written yet: keep
+		// its documents until a scan a debounce period later still finds
+		// it empty.
+		if f.emptySince.IsZero() {
+			f.emptySince = start
+		}
+		if start.Sub(f.emptySince) < s.p.cfg.debounce {
+			f.info = nil // read it again
+			s.recheck = true
+			return true
+		}
+	}
+	f.emptySince = time.Time{}
 	sum := sha256.Sum256(data)
 	if f.read && sum == f.sum {
 		return true // unchanged
@@ -147,7 +191,7 @@ func (s *scanner) setDocs(name string, docs map[docKey]document, affected map[do
 	for key := range f.docs {
 		if _, still := docs[key]; !still {
 			c := s.claims[key]
-			if i, found := slices.BinarySearch(c, name); found {
+			if i := slices.Index(c, name); i >= 0 {
 				c = slices.Delete(c, i, i+1)
 			}
 			if len(c) == 0 {
@@ -160,9 +204,7 @@ func (s *scanner) setDocs(name string, docs map[docKey]document, affected map[do
 	}
 	for key := range docs {
 		if _, had := f.docs[key]; !had {
-			c := s.claims[key]
-			i, _ := slices.BinarySearch(c, name)
-			s.claims[key] = slices.Insert(c, i, name)
+			s.claims[key] = append(s.claims[key], name)
 		}
 		affected[key] = true // the value may have changed; equal values are not written
 	}
