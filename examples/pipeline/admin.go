@@ -208,7 +208,7 @@ func (a *Admin) Run(ctx context.Context) error {
 	a.init()
 	ln, err := net.Listen("tcp", a.Addr)
 	if err != nil {
-		return fmt.Errorf("admin: listen on %s: %w", a.Addr, err)
+		return err // "listen tcp <addr>: ...", and the group names the runner
 	}
 	addr := ln.Addr().String()
 	a.bound.Store(&addr)

@@ -144,7 +144,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	g.init()
 	ln, err := net.Listen("tcp", g.Addr)
 	if err != nil {
-		return fmt.Errorf("gateway: listen on %s: %w", g.Addr, err)
+		return err // "listen tcp <addr>: ...", and the group names the runner
 	}
 	addr := ln.Addr().String()
 	g.bound.Store(&addr)

@@ -194,8 +194,6 @@ func (p *pipeline) configSource() (runner.Runner, error) {
 			return nil, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
 		}
 		dir = tmp
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("-config %s: not a directory", dir)
 	}
 	fp := file.New(dir, file.WithLogger(p.log.With("runner", "config")))
 	file.Register(fp, "Route", p.routes)
@@ -214,10 +212,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		p.table.Close()
 		p.connections.Close()
 	}()
-	if err := p.group.Run(ctx, p.runners...); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
-	}
-	return nil
+	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
 }
 
 // announce prints where to find everything once every runner is ready.
