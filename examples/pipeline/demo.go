@@ -161,7 +161,7 @@ func (d *DemoBackend) register(ctx context.Context, client *http.Client, port in
 		return "", 0, err
 	}
 	every := max(time.Duration(resp.LeaseSeconds*float64(time.Second))/3, 10*time.Millisecond)
-	d.Logger.Debug("demo backend registered", "runner", d.RunnerName, "instance", resp.RuntimeInstanceID, "port", port)
+	d.Logger.Debug("demo backend registered", "instance", resp.RuntimeInstanceID, "port", port)
 	return resp.RuntimeInstanceID, every, nil
 }
 

@@ -433,7 +433,9 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("event lines", func(t *testing.T) {
-		for _, want := range []string{"switchyard pipeline ready", "instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
+		for _, want := range []string{"switchyard pipeline ready", "token          from SWITCHYARD_TOKEN",
+			"curl -i " + e.p.gateway.BoundAddr() + "/petstore/pets", `"serviceId":"dying"`, "curl -i " + e.p.gateway.BoundAddr() + "/dying/",
+			"instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
 			if !strings.Contains(e.out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, e.out.String())
 			}
@@ -460,6 +462,9 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 
 	in.stopHeartbeat()
 	e.stop()
+	if !strings.HasSuffix(e.out.String(), " shutting down\n") {
+		t.Errorf("output does not end with the shutdown line:\n%s", e.out.String())
+	}
 	_, _ = io.Copy(io.Discard, resp.Body) // ends when the server closed the stream
 	in.srv.Close()
 	e.client.CloseIdleConnections()

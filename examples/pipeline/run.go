@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,18 +57,6 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	return p.run(ctx)
-}
-
-// lockedWriter serializes the lines of several runners.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
@@ -195,11 +181,20 @@ func (p *pipeline) configSource() (runner.Runner, error) {
 		}
 		dir = tmp
 	}
-	fp := file.New(dir, file.WithLogger(p.log.With("runner", "config")))
+	// The provider adds its own "runner" key to what it logs.
+	fp := file.New(dir, file.WithLogger(p.log))
 	file.Register(fp, "Route", p.routes)
 	file.Register(fp, "DirectRegistry", p.directs)
-	return fp, nil
+	return configProvider{fp}, nil
 }
+
+// configProvider is the file provider under the stable runner name
+// "config": /readyz and /debug/runners then read the same on every run,
+// instead of naming the temporary copy of the embedded configuration.
+type configProvider struct{ *file.Provider }
+
+// Name implements runner.Runner.
+func (configProvider) Name() string { return "config" }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
@@ -213,37 +208,6 @@ func (p *pipeline) run(ctx context.Context) error {
 		p.connections.Close()
 	}()
 	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
-}
-
-// announce prints where to find everything once every runner is ready.
-func (p *pipeline) announce(ctx context.Context) error {
-	select {
-	case <-p.group.Ready():
-	case <-ctx.Done():
-		return nil
-	}
-	gw, ctl := p.gateway.BoundAddr(), p.admin.BoundAddr()
-	var b strings.Builder
-	fmt.Fprintf(&b, "switchyard pipeline ready\n")
-	fmt.Fprintf(&b, "  gateway        http://%s\n", gw)
-	fmt.Fprintf(&b, "  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)\n", ctl)
-	if p.cfg.TokenGenerated {
-		fmt.Fprintf(&b, "  token          %s  (generated: SWITCHYARD_TOKEN was not set; it is not shown again)\n", string(p.cfg.Token))
-	} else {
-		fmt.Fprintf(&b, "  token          from SWITCHYARD_TOKEN\n")
-	}
-	fmt.Fprintf(&b, "try:\n")
-	if p.cfg.Demo {
-		fmt.Fprintf(&b, "  curl -i %s/petstore/pets\n", gw)
-	}
-	fmt.Fprintf(&b, "  curl %s/debug/maps\n", ctl)
-	fmt.Fprintf(&b, "  curl -N '%s/v1/discovery/watch?serviceId=petstore'\n", ctl)
-	fmt.Fprintf(&b, "  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\\n", ctl)
-	fmt.Fprintf(&b, "       -d '{\"serviceId\":\"inventory\",\"protocol\":\"http\",\"address\":\"127.0.0.1\",\"port\":7001}'\n")
-	_, _ = io.WriteString(p.out, b.String())
-	close(p.announced)
-	<-ctx.Done()
-	return nil
 }
 
 //go:embed config/*.yaml
