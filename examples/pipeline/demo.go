@@ -68,12 +68,21 @@ func (d *DemoBackend) ID() string {
 	return ""
 }
 
-// ServeHTTP answers with the instance's identity and the request path.
+// ServeHTTP answers with the instance's identity, the request path and
+// the X-Forwarded-* headers it received, so that what the gateway does to
+// a request is visible with curl.
 func (d *DemoBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	forwarded := map[string]string{}
+	for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v := r.Header.Get(h); v != "" {
+			forwarded[h] = v
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"serviceId":         d.ServiceID,
 		"runtimeInstanceId": d.ID(),
 		"path":              r.URL.Path,
+		"forwarded":         forwarded,
 		"pets":              []string{"Rex", "Tom", "Bubbles"},
 	})
 }

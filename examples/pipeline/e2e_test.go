@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/provider/registry"
@@ -278,6 +279,10 @@ func TestEndToEnd(t *testing.T) {
 			id, _ := r.body["runtimeInstanceId"].(string)
 			if r.status != 200 || !ids[id] || r.body["path"] != "/pets" {
 				t.Fatalf("request %d: %d %s, want 200 from a demo backend at /pets", i, r.status, r.raw)
+			}
+			want := map[string]any{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Host": e.p.gateway.BoundAddr(), "X-Forwarded-Proto": "http"}
+			if diff := cmp.Diff(want, r.body["forwarded"]); diff != "" {
+				t.Errorf("request %d: X-Forwarded-* headers the backend received (-want +got):\n%s", i, diff)
 			}
 			if id == prev {
 				t.Errorf("request %d went to %s again; want round-robin", i, id)

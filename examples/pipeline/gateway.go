@@ -75,6 +75,9 @@ type routeSet struct {
 func (s *routeSet) match(path string) *RouteEntry {
 	for _, r := range s.routes {
 		p := r.PathPrefix
+		if p == "" {
+			continue // invalid (routing says so); it must not catch every path
+		}
 		if path == p || (strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || path[len(p)] == '/')) {
 			return r
 		}
@@ -196,6 +199,11 @@ type targetKey struct{}
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.init()
 	route, base, err := g.pick(r.Context(), r.URL.Path)
+	if route != nil {
+		// Also on a 503: knowing which route matched is half the diagnosis.
+		w.Header().Set(HeaderRoute, route.Name)
+		w.Header().Set(HeaderSource, string(route.Source))
+	}
 	if err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
@@ -203,8 +211,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	w.Header().Set(HeaderRoute, route.Name)
-	w.Header().Set(HeaderSource, string(route.Source))
 	u, err := url.Parse(base)
 	if err != nil { // routing validated it; be explicit anyway
 		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": base})
@@ -223,7 +229,8 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
 
 // pick finds the route for path and chooses its next target, waiting up to
-// g.Wait for a route without usable targets to get one.
+// g.Wait for a route without usable targets to get one. It returns the
+// route it matched, if any, also with an error.
 func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, error) {
 	var timeout <-chan time.Time
 	for {
@@ -233,7 +240,7 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 		case route == nil:
 			return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
 		case route.Error != "":
-			return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+			return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
 				"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
 		case len(route.Targets) > 0:
 			c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
@@ -251,7 +258,7 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 		case <-timeout:
 		case <-ctx.Done():
 		}
-		return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+		return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
 			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),
 			"route":     route.Name,
 			"serviceId": route.ServiceID,
@@ -303,7 +310,9 @@ func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	if r.Context().Err() != nil {
 		return // the client went away; nobody is listening
 	}
-	g.Logger.Warn("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
+	// Debug, not Warn: a dead upstream fails every request sent to it, and
+	// the client already gets the error in the 502 body.
+	g.Logger.Debug("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
 	writeJSONError(w, http.StatusBadGateway, map[string]any{
 		"error":     "upstream failed: " + err.Error(),
 		"route":     t.route.Name,

@@ -95,6 +95,7 @@ func TestGatewayRouting(t *testing.T) {
 	table.Store("pets-admin", &RouteEntry{Name: "pets-admin", PathPrefix: "/pets/admin", ServiceID: "petadmin", Source: SourceDirectURL, Targets: []string{c.URL}})
 	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
 	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
+	table.Store("empty", &RouteEntry{Name: "empty", PathPrefix: "", ServiceID: "y", Source: SourceNone, Error: "invalid route: pathPrefix must start with /"})
 	gw := startGateway(t, &Gateway{Table: &table, Wait: 10 * time.Millisecond})
 	host := strings.TrimPrefix(gw, "http://")
 
@@ -112,7 +113,8 @@ func TestGatewayRouting(t *testing.T) {
 		{"/api/v1", 200, "root", "staticTargets", map[string]string{"backend": "c", "path": "/api/v1", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
 		{"/petsx", 404, "", "", map[string]string{"error": "no route", "path": "/petsx"}},
 		{"/", 404, "", "", map[string]string{"error": "no route", "path": "/"}},
-		{"/broken/1", 503, "", "", map[string]string{"error": "invalid route: boom", "route": "broken", "serviceId": "x"}},
+		{"/broken/1", 503, "broken", "none", map[string]string{"error": "invalid route: boom", "route": "broken", "serviceId": "x"}},
+		{"/anything", 404, "", "", map[string]string{"error": "no route", "path": "/anything"}},
 	}
 	for _, tt := range tests {
 		got := get(t, gw+tt.path)
@@ -137,6 +139,9 @@ func TestGatewayNoTarget(t *testing.T) {
 	want := map[string]string{"error": `no usable instance of service "pets"`, "route": "pets", "serviceId": "pets"}
 	if got.status != 503 {
 		t.Errorf("status %d, want 503", got.status)
+	}
+	if r, s := got.header.Get(HeaderRoute), got.header.Get(HeaderSource); r != "pets" || s != "none" {
+		t.Errorf("route %q source %q, want pets none", r, s)
 	}
 	if diff := cmp.Diff(want, got.body); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
