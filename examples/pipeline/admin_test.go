@@ -119,6 +119,12 @@ func TestAdmin(t *testing.T) {
 	if code, _ := fetch(t, srv.URL+"/debug/pprof/"); code != 200 {
 		t.Errorf("/debug/pprof/ = %d", code)
 	}
+	if code, body := fetch(t, srv.URL+"/"); code != 200 || !strings.Contains(string(body), `/debug/maps`) {
+		t.Errorf("/ = %d %s, want the list of endpoints", code, body)
+	}
+	if code, _ := fetch(t, srv.URL+"/nope"); code != 404 {
+		t.Errorf("/nope = %d, want 404", code)
+	}
 	if code, body := fetch(t, srv.URL+"/v1/extra"); code != 200 || string(body) != "mounted" {
 		t.Errorf("mounted handler = %d %s", code, body)
 	}
