@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -211,6 +214,27 @@ func (e *e2e) register(serviceID, name string) *instance {
 	return in
 }
 
+// dialWebSocket opens /ws/microservice on the control address, with token,
+// if any, in the upgrade request.
+func (e *e2e) dialWebSocket(ctx context.Context, token string) *websocket.Conn {
+	e.t.Helper()
+	header := http.Header{}
+	if token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
+	conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.control, "http")+"/ws/microservice", &websocket.DialOptions{
+		HTTPClient: e.client,
+		HTTPHeader: header,
+	})
+	if err != nil {
+		e.t.Fatalf("dial /ws/microservice: %v", err)
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	return conn
+}
+
 func (in *instance) stopHeartbeat() {
 	select {
 	case <-in.stop:
@@ -240,6 +264,10 @@ spec: {pathPrefix: /fixed, serviceId: fixed, directUrl: "%s"}
 kind: Route
 metadata: {name: listed}
 spec: {pathPrefix: /listed, serviceId: listed, envTag: prod}
+---
+kind: Route
+metadata: {name: socket}
+spec: {pathPrefix: /socket, serviceId: socket}
 ---
 kind: DirectRegistry
 metadata: {name: direct}
@@ -321,6 +349,58 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("an instance registered over a WebSocket is routed while its socket is open", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]string{"backend": "socket-1"})
+		}))
+		defer backend.Close()
+		host, port := hostPort(t, backend)
+		register := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "service/register",
+			"params": map[string]any{"serviceId": "socket", "protocol": "http", "address": host, "port": port}}
+		var answer struct {
+			Result struct{ RuntimeInstanceID string }
+			Error  *struct{ Code int }
+		}
+
+		// A wrong token in params is refused with the registry's
+		// application code (a wrong one in the upgrade request gets a 401).
+		conn := e.dialWebSocket(ctx, "")
+		params := maps.Clone(register["params"].(map[string]any))
+		params["token"] = "nope"
+		if err := wsjson.Write(ctx, conn, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "service/register", "params": params}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, conn, &answer); err != nil || answer.Error == nil || answer.Error.Code != registry.CodeUnauthorized {
+			t.Errorf("register with a wrong token: %+v (%v), want error code %d", answer, err, registry.CodeUnauthorized)
+		}
+		conn.CloseNow()
+
+		conn = e.dialWebSocket(ctx, testToken)
+		defer conn.CloseNow()
+		answer.Error = nil
+		if err := wsjson.Write(ctx, conn, register); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, conn, &answer); err != nil || answer.Error != nil || answer.Result.RuntimeInstanceID == "" {
+			t.Fatalf("register: %+v (%v), want a runtimeInstanceId", answer, err)
+		}
+		r := e.waitFor("socket routed", "/socket", func(r reply) bool { return r.status == 200 })
+		if r.body["backend"] != "socket-1" {
+			t.Errorf("GET /socket: %s, want socket-1", r.raw)
+		}
+		// Closing the socket disconnects the instance at once, with no
+		// lease to wait for.
+		if err := conn.Close(websocket.StatusNormalClosure, "bye"); err != nil {
+			t.Fatal(err)
+		}
+		r = e.waitFor("socket unrouted", "/socket", func(r reply) bool { return r.status != 200 })
+		if r.status != 503 || r.body["serviceId"] != "socket" {
+			t.Errorf("after the socket closed: %d %s, want 503 naming socket", r.status, r.raw)
+		}
+	})
+
 	t.Run("an instance that stops heartbeating answers 503 after the lease", func(t *testing.T) {
 		in := e.register("dying", "dying-1")
 		e.waitFor("dying routed", "/dying", func(r reply) bool { return r.status == 200 })
@@ -389,6 +469,8 @@ func TestEndToEnd(t *testing.T) {
 			{"unknown protocol", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"ftp","address":"127.0.0.1","port":8080}`, 400, "protocol"},
 			{"missing address", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","port":8080}`, 400, "address"},
 			{"address with scheme", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"http://x","port":8080}`, 400, "address"},
+			{"serviceId too long", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"` + strings.Repeat("x", registry.DefaultMaxStringLength+1) + `","protocol":"http","address":"127.0.0.1","port":8080}`, 400, "serviceId"},
+			{"too many tags", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":8080,"tags":{` + manyTags(registry.DefaultMaxTags+1) + `}}`, 400, "tags"},
 			{"missing token", "POST", "/v1/services", "application/json", "", valid, 401, ""},
 			{"wrong token", "POST", "/v1/services", "application/json", "nope", valid, 401, ""},
 			{"wrong content type", "POST", "/v1/services", "text/plain", testToken, valid, 415, ""},
@@ -427,7 +509,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Error("/debug/maps shows the token")
 		}
 		metrics := e.do("GET", e.control+"/metrics", "", "", nil)
-		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 5`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
+		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 6`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
 			if metrics.status != 200 || !strings.Contains(metrics.raw, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}
@@ -446,6 +528,15 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// manyTags returns n distinct "key":"value" JSON members.
+func manyTags(n int) string {
+	tags := make([]string, n)
+	for i := range tags {
+		tags[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	return strings.Join(tags, ",")
 }
 
 // TestShutdownLeavesNoGoroutine runs the pipeline with traffic and a watch
