@@ -10,7 +10,6 @@ import (
 	"net/http/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,7 +123,7 @@ type Admin struct {
 
 	once  sync.Once
 	ready chan struct{}
-	bound atomic.Pointer[string]
+	boundAddr
 }
 
 func (a *Admin) init() {
@@ -138,14 +137,6 @@ func (a *Admin) Name() string { return "admin" }
 func (a *Admin) Ready() <-chan struct{} {
 	a.init()
 	return a.ready
-}
-
-// BoundAddr returns the address the server listens on, once Ready.
-func (a *Admin) BoundAddr() string {
-	if p := a.bound.Load(); p != nil {
-		return *p
-	}
-	return ""
 }
 
 // Handler returns the server's handler.
@@ -227,12 +218,10 @@ func (a *Admin) debugMaps(w http.ResponseWriter, r *http.Request) {
 // Run implements runner.Runner: it serves until ctx is done.
 func (a *Admin) Run(ctx context.Context) error {
 	a.init()
-	ln, err := net.Listen("tcp", a.Addr)
+	ln, err := a.listen(a.Addr)
 	if err != nil {
-		return err // "listen tcp <addr>: ...", and the group names the runner
+		return err
 	}
-	addr := ln.Addr().String()
-	a.bound.Store(&addr)
 	logger := a.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -57,7 +56,7 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := newSyncBuffer()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -108,17 +107,10 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 		}
 	}
 
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
 	get := func(url string) (int, http.Header, string) {
 		t.Helper()
-		resp, err := client.Get(url)
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
+		code, h, body := fetch(t, url)
+		return code, h, string(body)
 	}
 	idRE := regexp.MustCompile(`"runtimeInstanceId": "([0-9a-f]+)"`)
 	seen := map[string]bool{}

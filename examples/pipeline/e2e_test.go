@@ -42,23 +42,6 @@ type e2e struct {
 	stop    func() // stops the pipeline and checks it stopped cleanly
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startPipeline runs the whole pipeline on free loopback ports with the
 // configuration files given, and stops it (checking that it stops cleanly)
 // when the test ends.
@@ -70,7 +53,7 @@ func startPipeline(t testing.TB, files map[string]string) *e2e {
 			t.Fatal(err)
 		}
 	}
-	out := &syncBuffer{}
+	out := newSyncBuffer()
 	cfg := config{
 		GatewayAddr: "127.0.0.1:0",
 		ControlAddr: "127.0.0.1:0",

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -54,9 +53,9 @@ type Gateway struct {
 	// Metrics, when set, records the route table subscription's metrics.
 	Metrics *message.Metrics
 
-	once    sync.Once
-	ready   chan struct{}
-	bound   atomic.Pointer[string]
+	once  sync.Once
+	ready chan struct{}
+	boundAddr
 	routes  atomic.Pointer[routeSet]
 	counter sync.Map // route name -> *atomic.Uint64, survives table changes
 	proxy   *httputil.ReverseProxy
@@ -133,24 +132,14 @@ func (g *Gateway) Ready() <-chan struct{} {
 	return g.ready
 }
 
-// BoundAddr returns the address the gateway listens on, once Ready.
-func (g *Gateway) BoundAddr() string {
-	if a := g.bound.Load(); a != nil {
-		return *a
-	}
-	return ""
-}
-
 // Run implements runner.Runner: it serves until ctx is done, then shuts
 // down gracefully.
 func (g *Gateway) Run(ctx context.Context) error {
 	g.init()
-	ln, err := net.Listen("tcp", g.Addr)
+	ln, err := g.listen(g.Addr)
 	if err != nil {
-		return err // "listen tcp <addr>: ...", and the group names the runner
+		return err
 	}
-	addr := ln.Addr().String()
-	g.bound.Store(&addr)
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: g.proxy.ErrorLog}
 	return serve(ctx, srv, ln, func(ctx context.Context) error {
 		first := true
@@ -166,24 +155,6 @@ func (g *Gateway) Run(ctx context.Context) error {
 			}, message.WithLogger(g.Logger), message.WithMetrics(g.Metrics))
 		return nil
 	})
-}
-
-// serve runs srv on ln while work runs, and shuts srv down gracefully (at
-// most 3 s for requests in flight) when ctx is done.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, work func(context.Context) error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	werr := work(ctx)
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	}
-	return werr
 }
 
 // target is what the handler decided for one request, passed to the proxy

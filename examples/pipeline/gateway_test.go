@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,27 +15,12 @@ import (
 )
 
 // startGateway runs g until the test ends and returns its base URL.
-func startGateway(t *testing.T, g *Gateway) string {
+func startGateway(t testing.TB, g *Gateway) string {
 	t.Helper()
 	if g.Addr == "" {
 		g.Addr = "127.0.0.1:0"
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gateway Run: %v", err)
-		}
-	})
-	select {
-	case <-g.Ready():
-	case err := <-done:
-		t.Fatalf("gateway stopped before ready: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway not ready after 10s")
-	}
+	startRunner(t, g)
 	return "http://" + g.BoundAddr()
 }
 
@@ -66,18 +49,11 @@ type response struct {
 	body   map[string]string
 }
 
+// get GETs url and decodes its JSON object body.
 func get(t *testing.T, url string) response {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading body: %v", url, err)
-	}
-	r := response{status: resp.StatusCode, header: resp.Header, body: map[string]string{}}
+	status, header, raw := fetch(t, url)
+	r := response{status: status, header: header, body: map[string]string{}}
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		t.Fatalf("GET %s: body %q is not a JSON object: %v", url, raw, err)
