@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +175,40 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	}
 	if got.header.Get(HeaderRoute) != "pets" {
 		t.Errorf("%s = %q, want pets", HeaderRoute, got.header.Get(HeaderRoute))
+	}
+}
+
+// countingPool is a transportSource that knows one target and counts the
+// requests sent through its transport.
+type countingPool struct {
+	serviceID, hostport string
+	used                atomic.Int64
+}
+
+func (p *countingPool) Transport(serviceID, hostport string) http.RoundTripper {
+	if serviceID != p.serviceID || hostport != p.hostport {
+		return nil
+	}
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		p.used.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})
+}
+
+func TestGatewayUsesPoolTransports(t *testing.T) {
+	pooled, other := echoBackend(t, "pooled"), echoBackend(t, "other")
+	pool := &countingPool{serviceID: "pets", hostport: strings.TrimPrefix(pooled.URL, "http://")}
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{pooled.URL}})
+	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: []string{other.URL}})
+	gw := startGateway(t, &Gateway{Table: &table, Pool: pool})
+
+	for _, path := range []string{"/pets", "/cats", "/pets"} {
+		if got := get(t, gw+path); got.status != 200 {
+			t.Fatalf("GET %s: %d %v", path, got.status, got.body)
+		}
+	}
+	if n := pool.used.Load(); n != 2 {
+		t.Errorf("the pool's transport carried %d requests, want the 2 to its instance", n)
 	}
 }
