@@ -24,13 +24,13 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
 		{"config dir turns the demo off", []string{"-config", dir}, map[string]string{"SWITCHYARD_TOKEN": "t", "SWITCHYARD_DISCOVERY_TOKEN": "d"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: dir, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t", DiscoveryToken: "d"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: dir, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t", DiscoveryToken: "d"}, false},
 		{"explicit demo with a config dir", []string{"-config", dir, "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
 			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: dir, Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
 		{"demo off", []string{"-demo=false"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
 		{"bad log level", []string{"-log-level", "loud"}, nil, config{}, true},
 		{"bad lease", []string{"-lease", "0s"}, nil, config{}, true},
 		{"negative wait", []string{"-wait", "-1s"}, nil, config{}, true},
