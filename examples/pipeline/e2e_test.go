@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,6 +270,14 @@ func TestEndToEnd(t *testing.T) {
 	defer listed.Close()
 
 	e := startPipeline(t, map[string]string{"routes.yaml": fmt.Sprintf(e2eConfig, fixed.URL, listed.URL)})
+
+	t.Run("ready means the configured routes are in the route table", func(t *testing.T) {
+		// Checked right after the group became ready: the routing
+		// translator must not have been ready with an empty table.
+		if got := slices.Sorted(e.p.table.State().Keys()); !slices.Equal(got, []string{"dying", "extra", "fixed", "listed", "petstore", "socket"}) {
+			t.Errorf("route table at readiness: %q", got)
+		}
+	})
 
 	t.Run("requests alternate between the demo backends", func(t *testing.T) {
 		ids := map[string]bool{e.p.demos[0].ID(): true, e.p.demos[1].ID(): true}

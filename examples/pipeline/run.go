@@ -89,11 +89,11 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		return nil, err
 	}
 
-	routing := translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
+	routing := startAfter(translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
 		table, problems := computeRouteTable(p.routes.State(), p.directs.State(), reg.Snapshots().State())
 		runner.Report(ctx, problems)
 		return table, nil
-	}, p.routes, p.directs, reg.Snapshots())
+	}, p.routes, p.directs, reg.Snapshots()), source, reg)
 
 	p.pool = &Pool{Instances: reg.Instances(), Connections: p.connections, Logger: logger.With("runner", "pool")}
 	p.gateway = &Gateway{
@@ -164,12 +164,12 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 // configSource returns the file provider that fills the routes and
 // directs maps from the -config directory, or from a temporary copy of the
 // embedded configuration, removed when the pipeline stops.
-func (p *pipeline) configSource() (runner.Runner, error) {
+func (p *pipeline) configSource() (configProvider, error) {
 	dir := p.cfg.ConfigDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "switchyard-pipeline-config-")
 		if err != nil {
-			return nil, fmt.Errorf("embedded config: %w", err)
+			return configProvider{}, fmt.Errorf("embedded config: %w", err)
 		}
 		p.cleanup = append(p.cleanup, func() { os.RemoveAll(tmp) })
 		sub, err := fs.Sub(embeddedConfig, "config")
@@ -177,7 +177,7 @@ func (p *pipeline) configSource() (runner.Runner, error) {
 			err = os.CopyFS(tmp, sub)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
+			return configProvider{}, fmt.Errorf("embedded config: copy to %s: %w", tmp, err)
 		}
 		dir = tmp
 	}
@@ -195,6 +195,36 @@ type configProvider struct{ *file.Provider }
 
 // Name implements runner.Runner.
 func (configProvider) Name() string { return "config" }
+
+// startAfter returns r, made to start only once every one of deps is
+// ready. The routing translator is ready after its first result; without
+// this, that result could be computed from maps the file provider has not
+// filled yet, and the gateway, /readyz and the banner would call the
+// pipeline ready with an empty route table.
+func startAfter(r runner.Runner, deps ...runner.Readier) readyRunner {
+	return afterRunner{readyRunner: r.(readyRunner), deps: deps}
+}
+
+type readyRunner interface {
+	runner.Runner
+	runner.Readier
+}
+
+type afterRunner struct {
+	readyRunner
+	deps []runner.Readier
+}
+
+func (a afterRunner) Run(ctx context.Context) error {
+	for _, d := range a.deps {
+		select {
+		case <-d.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return a.readyRunner.Run(ctx)
+}
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
