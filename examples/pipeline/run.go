@@ -143,7 +143,9 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	}
 
 	p.group = runner.NewGroup(runner.Options{Logger: logger, Grace: 4 * time.Second, Status: p.status})
-	p.runners = []runner.Runner{source, reg, routing, p.pool, p.gateway, p.admin,
+	// The gateway, too, waits for the first route table with routes in it,
+	// so that it is not ready while it would still answer 404 to all.
+	p.runners = []runner.Runner{source, reg, routing, p.pool, startAfter(p.gateway, routing), p.admin,
 		runner.Func("events", p.events), runner.Func("announce", p.announce)}
 	if cfg.Demo {
 		for i := range 2 {
@@ -196,8 +198,8 @@ type configProvider struct{ *file.Provider }
 // Name implements runner.Runner.
 func (configProvider) Name() string { return "config" }
 
-// startAfter returns r, made to start only once every one of deps is
-// ready. The routing translator is ready after its first result; without
+// startAfter returns r (which must be a runner.Readier), made to start
+// only once every one of deps is ready. The routing translator is ready after its first result; without
 // this, that result could be computed from maps the file provider has not
 // filled yet, and the gateway, /readyz and the banner would call the
 // pipeline ready with an empty route table.
