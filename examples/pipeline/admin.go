@@ -10,7 +10,6 @@ import (
 	"net/http/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,7 +123,7 @@ type Admin struct {
 
 	once  sync.Once
 	ready chan struct{}
-	bound atomic.Pointer[string]
+	boundAddr
 }
 
 func (a *Admin) init() {
@@ -140,17 +139,14 @@ func (a *Admin) Ready() <-chan struct{} {
 	return a.ready
 }
 
-// BoundAddr returns the address the server listens on, once Ready.
-func (a *Admin) BoundAddr() string {
-	if p := a.bound.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
-
 // Handler returns the server's handler.
 func (a *Admin) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// A newcomer's first request is often the bare address: answer with a
+	// map of the server rather than a 404.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"endpoints": adminEndpoints})
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -171,6 +167,22 @@ func (a *Admin) Handler() http.Handler {
 		a.Mount(mux)
 	}
 	return mux
+}
+
+// adminEndpoints is what the control address serves, for its index page.
+var adminEndpoints = []string{
+	"POST   /v1/services                       register an instance (Authorization: Bearer $SWITCHYARD_TOKEN)",
+	"PUT    /v1/services/{id}/heartbeat        renew its lease",
+	"DELETE /v1/services/{id}                  deregister it",
+	"GET    /v1/discovery?serviceId=           look up a service's instances",
+	"GET    /v1/discovery/watch?serviceId=     watch them (Server-Sent Events)",
+	"GET    /ws/microservice, /ws/discovery    the same over WebSocket JSON-RPC 2.0",
+	"GET    /healthz                           alive",
+	"GET    /readyz                            ready when every runner is",
+	"GET    /metrics                           Prometheus metrics",
+	"GET    /debug/maps                        every watchable map: revision, entries, subscribers, contents",
+	"GET    /debug/runners                     every runner's state and last problem",
+	"GET    /debug/pprof/                      Go profiles",
 }
 
 // readyz answers 200 when every runner of the group is ready, and 503
@@ -206,12 +218,10 @@ func (a *Admin) debugMaps(w http.ResponseWriter, r *http.Request) {
 // Run implements runner.Runner: it serves until ctx is done.
 func (a *Admin) Run(ctx context.Context) error {
 	a.init()
-	ln, err := net.Listen("tcp", a.Addr)
+	ln, err := a.listen(a.Addr)
 	if err != nil {
-		return fmt.Errorf("admin: listen on %s: %w", a.Addr, err)
+		return err
 	}
-	addr := ln.Addr().String()
-	a.bound.Store(&addr)
 	logger := a.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -31,20 +31,6 @@ func (s *secretThing) DeepCopy() *secretThing {
 	return &c
 }
 
-func fetch(t *testing.T, url string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode, b
-}
-
 func TestAdmin(t *testing.T) {
 	var status watchable.Map[string, runner.Status]
 	var things watchable.Map[string, *secretThing]
@@ -68,25 +54,25 @@ func TestAdmin(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
 
-	if code, body := fetch(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(string(body), "ok") {
+	if code, _, body := fetch(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(string(body), "ok") {
 		t.Errorf("/healthz = %d %s", code, body)
 	}
-	if code, _ := fetch(t, srv.URL+"/readyz"); code != 503 {
+	if code, _, _ := fetch(t, srv.URL+"/readyz"); code != 503 {
 		t.Errorf("/readyz with no runners = %d, want 503", code)
 	}
 	since := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	status.Store("gateway", runner.Status{State: runner.StateReady, Since: since})
 	status.Store("pool", runner.Status{State: runner.StateRunning, Since: since})
-	code, body := fetch(t, srv.URL+"/readyz")
+	code, _, body := fetch(t, srv.URL+"/readyz")
 	if code != 503 || !strings.Contains(string(body), `"pool"`) || strings.Contains(string(body), `"gateway"`) {
 		t.Errorf("/readyz with pool running = %d %s, want 503 naming pool only", code, body)
 	}
 	status.Store("pool", runner.Status{State: runner.StateReady, Since: since})
-	if code, body := fetch(t, srv.URL+"/readyz"); code != 200 {
+	if code, _, body := fetch(t, srv.URL+"/readyz"); code != 200 {
 		t.Errorf("/readyz with all ready = %d %s, want 200", code, body)
 	}
 
-	code, body = fetch(t, srv.URL+"/debug/runners")
+	code, _, body = fetch(t, srv.URL+"/debug/runners")
 	var runners map[string]runner.Status
 	if err := json.Unmarshal(body, &runners); code != 200 || err != nil {
 		t.Fatalf("/debug/runners = %d %s (%v)", code, body, err)
@@ -98,7 +84,7 @@ func TestAdmin(t *testing.T) {
 		t.Errorf("/debug/runners (-want +got):\n%s", diff)
 	}
 
-	code, body = fetch(t, srv.URL+"/debug/maps")
+	code, _, body = fetch(t, srv.URL+"/debug/maps")
 	var maps []MapInfo
 	if err := json.Unmarshal(body, &maps); code != 200 || err != nil {
 		t.Fatalf("/debug/maps = %d %s (%v)", code, body, err)
@@ -113,13 +99,19 @@ func TestAdmin(t *testing.T) {
 		t.Errorf("/debug/maps shows the token: %s", body)
 	}
 
-	if code, body := fetch(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(string(body), "switchyard_test_total 3") {
+	if code, _, body := fetch(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(string(body), "switchyard_test_total 3") {
 		t.Errorf("/metrics = %d %s", code, body)
 	}
-	if code, _ := fetch(t, srv.URL+"/debug/pprof/"); code != 200 {
+	if code, _, _ := fetch(t, srv.URL+"/debug/pprof/"); code != 200 {
 		t.Errorf("/debug/pprof/ = %d", code)
 	}
-	if code, body := fetch(t, srv.URL+"/v1/extra"); code != 200 || string(body) != "mounted" {
+	if code, _, body := fetch(t, srv.URL+"/"); code != 200 || !strings.Contains(string(body), `/debug/maps`) {
+		t.Errorf("/ = %d %s, want the list of endpoints", code, body)
+	}
+	if code, _, _ := fetch(t, srv.URL+"/nope"); code != 404 {
+		t.Errorf("/nope = %d, want 404", code)
+	}
+	if code, _, body := fetch(t, srv.URL+"/v1/extra"); code != 200 || string(body) != "mounted" {
 		t.Errorf("mounted handler = %d %s", code, body)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,15 +32,10 @@ func BenchmarkGateway(b *testing.B) {
 
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceStaticTargets, Targets: []string{backend.URL}})
-	g := &Gateway{Addr: "127.0.0.1:0", Table: &table}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-g.Ready()
+	gw := startGateway(b, &Gateway{Table: &table})
 
 	b.Run("direct", func(b *testing.B) { benchmarkGET(b, backend.URL+"/list") })
-	b.Run("gateway", func(b *testing.B) { benchmarkGET(b, "http://"+g.BoundAddr()+"/pets/list") })
+	b.Run("gateway", func(b *testing.B) { benchmarkGET(b, gw+"/pets/list") })
 }
 
 // benchmarkGET sends GET url from parallel clients over keep-alive

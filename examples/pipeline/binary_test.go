@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -27,7 +26,8 @@ func freeAddr(t *testing.T) string {
 }
 
 // TestBinary builds the real binary, runs it with its defaults but free
-// ports, sends requests, and stops it with SIGTERM.
+// ports, sends requests, and stops it with SIGTERM, and once more with
+// SIGINT (Ctrl-C).
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -41,7 +41,14 @@ func TestBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { runBinary(t, bin, sig) })
+	}
+}
 
+// runBinary runs bin, checks that it routes to its demo backends, then
+// stops it with sig and checks that it exits with code 0 within 5 s.
+func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 	gw, ctl := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-lease", "1s", "-log-level", "warn")
 	cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN=binary-test-token")
@@ -49,7 +56,7 @@ func TestBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := newSyncBuffer()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,20 +82,23 @@ func TestBinary(t *testing.T) {
 		}
 	}()
 
-	// The banner says it is ready and names the addresses.
+	// The banner says it is ready and names the addresses; an event line
+	// then says that the demo route has both backends (readiness means
+	// both registered, not that the route table has caught up).
+	bothRouted := regexp.MustCompile(`route resolved +petstore /petstore -> petstore via discovery: http://\S+, http://\S+$`)
 	deadline := time.After(60 * time.Second)
 	var banner []string
-	for ready := false; !ready; {
+	for routed := false; !routed; {
 		select {
 		case l, ok := <-lines:
 			if !ok {
 				stopped = true
-				t.Fatalf("binary exited before ready: %v\nstderr:\n%s", <-exited, stderr.String())
+				t.Fatalf("binary exited before routing: %v\noutput: %q\nstderr:\n%s", <-exited, banner, stderr.String())
 			}
 			banner = append(banner, l)
-			ready = strings.Contains(l, "control plane")
+			routed = bothRouted.MatchString(l)
 		case <-deadline:
-			t.Fatalf("no banner after 60s; output so far: %q\nstderr:\n%s", banner, stderr.String())
+			t.Fatalf("demo route not resolved to two backends after 60s; output so far: %q\nstderr:\n%s", banner, stderr.String())
 		}
 	}
 	for _, want := range []string{"http://" + gw, "http://" + ctl} {
@@ -97,17 +107,10 @@ func TestBinary(t *testing.T) {
 		}
 	}
 
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
 	get := func(url string) (int, http.Header, string) {
 		t.Helper()
-		resp, err := client.Get(url)
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
+		code, h, body := fetch(t, url)
+		return code, h, string(body)
 	}
 	idRE := regexp.MustCompile(`"runtimeInstanceId": "([0-9a-f]+)"`)
 	seen := map[string]bool{}
@@ -130,19 +133,19 @@ func TestBinary(t *testing.T) {
 	}
 
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-exited:
 		stopped = true
 		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\nstderr:\n%s", err, stderr.String())
+			t.Errorf("exit after %v: %v\nstderr:\n%s", sig, err, stderr.String())
 		}
 		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("took %v to exit after SIGTERM, want at most 5s", d)
+			t.Errorf("took %v to exit after %v, want at most 5s", d, sig)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("still running 10s after SIGTERM\nstderr:\n%s", stderr.String())
+		t.Fatalf("still running 10s after %v\nstderr:\n%s", sig, stderr.String())
 	}
 }

@@ -68,12 +68,21 @@ func (d *DemoBackend) ID() string {
 	return ""
 }
 
-// ServeHTTP answers with the instance's identity and the request path.
+// ServeHTTP answers with the instance's identity, the request path and
+// the X-Forwarded-* headers it received, so that what the gateway does to
+// a request is visible with curl.
 func (d *DemoBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	forwarded := map[string]string{}
+	for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v := r.Header.Get(h); v != "" {
+			forwarded[h] = v
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"serviceId":         d.ServiceID,
 		"runtimeInstanceId": d.ID(),
 		"path":              r.URL.Path,
+		"forwarded":         forwarded,
 		"pets":              []string{"Rex", "Tom", "Bubbles"},
 	})
 }
@@ -161,7 +170,7 @@ func (d *DemoBackend) register(ctx context.Context, client *http.Client, port in
 		return "", 0, err
 	}
 	every := max(time.Duration(resp.LeaseSeconds*float64(time.Second))/3, 10*time.Millisecond)
-	d.Logger.Debug("demo backend registered", "runner", d.RunnerName, "instance", resp.RuntimeInstanceID, "port", port)
+	d.Logger.Debug("demo backend registered", "instance", resp.RuntimeInstanceID, "port", port)
 	return resp.RuntimeInstanceID, every, nil
 }
 

@@ -13,6 +13,8 @@
 // for the flags.
 //
 // Files: config.go (Route and DirectRegistry), routing.go (the route table
-// as a pure function), gateway.go, pool.go, admin.go, demo.go, events.go
-// (the lines printed for people), run.go (the wiring), flags.go, main.go.
+// as a pure function), gateway.go, pool.go, admin.go, demo.go, serve.go
+// (what the HTTP servers share), events.go (the banner and the lines
+// printed for people), run.go (the wiring), flags.go, main.go. The
+// walkthrough in docs/pipeline-walkthrough.md shows a session with it.
 package main

@@ -7,17 +7,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/provider/registry"
@@ -38,23 +43,6 @@ type e2e struct {
 	stop    func() // stops the pipeline and checks it stopped cleanly
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startPipeline runs the whole pipeline on free loopback ports with the
 // configuration files given, and stops it (checking that it stops cleanly)
 // when the test ends.
@@ -66,7 +54,7 @@ func startPipeline(t testing.TB, files map[string]string) *e2e {
 			t.Fatal(err)
 		}
 	}
-	out := &syncBuffer{}
+	out := newSyncBuffer()
 	cfg := config{
 		GatewayAddr: "127.0.0.1:0",
 		ControlAddr: "127.0.0.1:0",
@@ -210,6 +198,27 @@ func (e *e2e) register(serviceID, name string) *instance {
 	return in
 }
 
+// dialWebSocket opens /ws/microservice on the control address, with token,
+// if any, in the upgrade request.
+func (e *e2e) dialWebSocket(ctx context.Context, token string) *websocket.Conn {
+	e.t.Helper()
+	header := http.Header{}
+	if token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
+	conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.control, "http")+"/ws/microservice", &websocket.DialOptions{
+		HTTPClient: e.client,
+		HTTPHeader: header,
+	})
+	if err != nil {
+		e.t.Fatalf("dial /ws/microservice: %v", err)
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	return conn
+}
+
 func (in *instance) stopHeartbeat() {
 	select {
 	case <-in.stop:
@@ -240,6 +249,10 @@ kind: Route
 metadata: {name: listed}
 spec: {pathPrefix: /listed, serviceId: listed, envTag: prod}
 ---
+kind: Route
+metadata: {name: socket}
+spec: {pathPrefix: /socket, serviceId: socket}
+---
 kind: DirectRegistry
 metadata: {name: direct}
 spec:
@@ -257,6 +270,14 @@ func TestEndToEnd(t *testing.T) {
 	defer listed.Close()
 
 	e := startPipeline(t, map[string]string{"routes.yaml": fmt.Sprintf(e2eConfig, fixed.URL, listed.URL)})
+
+	t.Run("ready means the configured routes are in the route table", func(t *testing.T) {
+		// Checked right after the group became ready: the routing
+		// translator must not have been ready with an empty table.
+		if got := slices.Sorted(e.p.table.State().Keys()); !slices.Equal(got, []string{"dying", "extra", "fixed", "listed", "petstore", "socket"}) {
+			t.Errorf("route table at readiness: %q", got)
+		}
+	})
 
 	t.Run("requests alternate between the demo backends", func(t *testing.T) {
 		ids := map[string]bool{e.p.demos[0].ID(): true, e.p.demos[1].ID(): true}
@@ -278,6 +299,10 @@ func TestEndToEnd(t *testing.T) {
 			id, _ := r.body["runtimeInstanceId"].(string)
 			if r.status != 200 || !ids[id] || r.body["path"] != "/pets" {
 				t.Fatalf("request %d: %d %s, want 200 from a demo backend at /pets", i, r.status, r.raw)
+			}
+			want := map[string]any{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Host": e.p.gateway.BoundAddr(), "X-Forwarded-Proto": "http"}
+			if diff := cmp.Diff(want, r.body["forwarded"]); diff != "" {
+				t.Errorf("request %d: X-Forwarded-* headers the backend received (-want +got):\n%s", i, diff)
 			}
 			if id == prev {
 				t.Errorf("request %d went to %s again; want round-robin", i, id)
@@ -313,6 +338,58 @@ func TestEndToEnd(t *testing.T) {
 		r = e.waitFor("extra unrouted", "/extra/x", func(r reply) bool { return r.status != 200 })
 		if r.status != 503 || r.body["serviceId"] != "extra" {
 			t.Errorf("after deregistration: %d %s, want 503 naming extra", r.status, r.raw)
+		}
+	})
+
+	t.Run("an instance registered over a WebSocket is routed while its socket is open", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]string{"backend": "socket-1"})
+		}))
+		defer backend.Close()
+		host, port := hostPort(t, backend)
+		register := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "service/register",
+			"params": map[string]any{"serviceId": "socket", "protocol": "http", "address": host, "port": port}}
+		var answer struct {
+			Result struct{ RuntimeInstanceID string }
+			Error  *struct{ Code int }
+		}
+
+		// A wrong token in params is refused with the registry's
+		// application code (a wrong one in the upgrade request gets a 401).
+		conn := e.dialWebSocket(ctx, "")
+		params := maps.Clone(register["params"].(map[string]any))
+		params["token"] = "nope"
+		if err := wsjson.Write(ctx, conn, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "service/register", "params": params}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, conn, &answer); err != nil || answer.Error == nil || answer.Error.Code != registry.CodeUnauthorized {
+			t.Errorf("register with a wrong token: %+v (%v), want error code %d", answer, err, registry.CodeUnauthorized)
+		}
+		conn.CloseNow()
+
+		conn = e.dialWebSocket(ctx, testToken)
+		defer conn.CloseNow()
+		answer.Error = nil
+		if err := wsjson.Write(ctx, conn, register); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, conn, &answer); err != nil || answer.Error != nil || answer.Result.RuntimeInstanceID == "" {
+			t.Fatalf("register: %+v (%v), want a runtimeInstanceId", answer, err)
+		}
+		r := e.waitFor("socket routed", "/socket", func(r reply) bool { return r.status == 200 })
+		if r.body["backend"] != "socket-1" {
+			t.Errorf("GET /socket: %s, want socket-1", r.raw)
+		}
+		// Closing the socket disconnects the instance at once, with no
+		// lease to wait for.
+		if err := conn.Close(websocket.StatusNormalClosure, "bye"); err != nil {
+			t.Fatal(err)
+		}
+		r = e.waitFor("socket unrouted", "/socket", func(r reply) bool { return r.status != 200 })
+		if r.status != 503 || r.body["serviceId"] != "socket" {
+			t.Errorf("after the socket closed: %d %s, want 503 naming socket", r.status, r.raw)
 		}
 	})
 
@@ -384,6 +461,8 @@ func TestEndToEnd(t *testing.T) {
 			{"unknown protocol", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"ftp","address":"127.0.0.1","port":8080}`, 400, "protocol"},
 			{"missing address", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","port":8080}`, 400, "address"},
 			{"address with scheme", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"http://x","port":8080}`, 400, "address"},
+			{"serviceId too long", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"` + strings.Repeat("x", registry.DefaultMaxStringLength+1) + `","protocol":"http","address":"127.0.0.1","port":8080}`, 400, "serviceId"},
+			{"too many tags", "POST", "/v1/services", "application/json", testToken, `{"serviceId":"bad","protocol":"http","address":"127.0.0.1","port":8080,"tags":{` + manyTags(registry.DefaultMaxTags+1) + `}}`, 400, "tags"},
 			{"missing token", "POST", "/v1/services", "application/json", "", valid, 401, ""},
 			{"wrong token", "POST", "/v1/services", "application/json", "nope", valid, 401, ""},
 			{"wrong content type", "POST", "/v1/services", "text/plain", testToken, valid, 415, ""},
@@ -422,7 +501,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Error("/debug/maps shows the token")
 		}
 		metrics := e.do("GET", e.control+"/metrics", "", "", nil)
-		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 5`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
+		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 6`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
 			if metrics.status != 200 || !strings.Contains(metrics.raw, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}
@@ -433,12 +512,23 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("event lines", func(t *testing.T) {
-		for _, want := range []string{"switchyard pipeline ready", "instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
+		for _, want := range []string{"switchyard pipeline ready", "token          from SWITCHYARD_TOKEN",
+			"curl -i " + e.p.gateway.BoundAddr() + "/petstore/pets", `"serviceId":"dying"`, "curl -i " + e.p.gateway.BoundAddr() + "/dying/",
+			"instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
 			if !strings.Contains(e.out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, e.out.String())
 			}
 		}
 	})
+}
+
+// manyTags returns n distinct "key":"value" JSON members.
+func manyTags(n int) string {
+	tags := make([]string, n)
+	for i := range tags {
+		tags[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	return strings.Join(tags, ",")
 }
 
 // TestShutdownLeavesNoGoroutine runs the pipeline with traffic and a watch
@@ -460,6 +550,9 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 
 	in.stopHeartbeat()
 	e.stop()
+	if !strings.HasSuffix(e.out.String(), " shutting down\n") {
+		t.Errorf("output does not end with the shutdown line:\n%s", e.out.String())
+	}
 	_, _ = io.Copy(io.Discard, resp.Body) // ends when the server closed the stream
 	in.srv.Close()
 	e.client.CloseIdleConnections()

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,4 +90,104 @@ func (p *pipeline) routeEvent(seen map[string]*RouteEntry, u watchable.Update[st
 	default:
 		p.printf("route resolved        %s %s -> %s via %s: %s", e.Name, e.PathPrefix, e.ServiceID, e.Source, strings.Join(e.Targets, ", "))
 	}
+}
+
+// announce prints where to find everything once every runner is ready, and
+// a line when the pipeline starts shutting down.
+func (p *pipeline) announce(ctx context.Context) error {
+	select {
+	case <-p.group.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	_, _ = io.WriteString(p.out, p.banner())
+	close(p.announced)
+	<-ctx.Done()
+	p.printf("shutting down")
+	return nil
+}
+
+// banner is the text printed once the pipeline is ready: the addresses,
+// the token, and commands that work when pasted into a shell.
+func (p *pipeline) banner() string {
+	gw, ctl := p.gateway.BoundAddr(), p.admin.BoundAddr()
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	line("switchyard pipeline ready")
+	line("  gateway        http://%s", gw)
+	line("  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+	if p.cfg.ConfigDir == "" {
+		line("  config         embedded (run with -config DIR to use files you can edit)")
+	} else {
+		line("  config         %s (watched: edits apply at once)", p.cfg.ConfigDir)
+	}
+	if p.cfg.TokenGenerated {
+		line("  token          generated, as SWITCHYARD_TOKEN is not set; shown only here:")
+		line("                 export SWITCHYARD_TOKEN=%s", string(p.cfg.Token))
+	} else {
+		line("  token          from SWITCHYARD_TOKEN")
+	}
+	discoveryAuth := ""
+	if p.cfg.DiscoveryToken != "" {
+		discoveryAuth = ` -H "Authorization: Bearer $SWITCHYARD_DISCOVERY_TOKEN"`
+	}
+
+	line("try:")
+	table := p.table.State()
+	if demo, ok := routeFor(table, "petstore"); ok && p.cfg.Demo {
+		line("  curl -i %s%s/pets    # again and again: the demo backends take turns", gw, demo.PathPrefix)
+	}
+	serviceID, prefix := "inventory", ""
+	if r, ok := exampleRoute(table); ok {
+		serviceID, prefix = r.ServiceID, r.PathPrefix
+	}
+	line("  curl -N%s '%s/v1/discovery/watch?serviceId=%s'    # in another terminal: discovery as it changes", discoveryAuth, ctl, serviceID)
+	line("  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\", ctl)
+	line("       -d '{\"serviceId\":\"%s\",\"protocol\":\"http\",\"address\":\"127.0.0.1\",\"port\":7001}'    # your server on 127.0.0.1:7001", serviceID)
+	if prefix != "" {
+		line("  curl -i %s%s/    # routed to it once registered", gw, strings.TrimSuffix(prefix, "/"))
+	}
+	line("  curl -X PUT %s/v1/services/RUNTIME_INSTANCE_ID/heartbeat -H \"Authorization: Bearer $SWITCHYARD_TOKEN\"    # within each %v lease", ctl, p.cfg.Lease)
+	line("  curl %s/debug/maps", ctl)
+	return b.String()
+}
+
+// routeFor returns the valid route, first by name, that sends requests to
+// serviceID.
+func routeFor(table watchable.State[string, *RouteEntry], serviceID string) (*RouteEntry, bool) {
+	for _, name := range slices.Sorted(table.Keys()) {
+		if r, _ := table.Get(name); r.ServiceID == serviceID && r.Error == "" {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// exampleRoute picks the route the banner's registration example uses: the
+// first by name that has no target yet, or else the first valid one.
+func exampleRoute(table watchable.State[string, *RouteEntry]) (*RouteEntry, bool) {
+	var valid *RouteEntry
+	for _, name := range slices.Sorted(table.Keys()) {
+		r, _ := table.Get(name)
+		switch {
+		case r.Error != "":
+		case len(r.Targets) == 0:
+			return r, true
+		case valid == nil:
+			valid = r
+		}
+	}
+	return valid, valid != nil
+}
+
+// lockedWriter serializes the lines of several runners.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/switchyard-go/switchyard/provider/registry"
@@ -45,9 +47,11 @@ Flags:
 `
 
 const envUsage = `
-Environment:
-  SWITCHYARD_TOKEN            registration token (generated and printed when unset)
-  SWITCHYARD_DISCOVERY_TOKEN  token required for discovery lookups and watches (optional)
+Environment (tokens are never flags, so that they do not show in ps):
+  SWITCHYARD_TOKEN            token for registering, heartbeating and deregistering
+                              (Authorization: Bearer ...); generated and printed when unset
+  SWITCHYARD_DISCOVERY_TOKEN  token for discovery lookups and watches; when unset, they
+                              need no token
 `
 
 // parseFlags reads the command line and the environment.
@@ -63,10 +67,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&cfg.GatewayAddr, "gateway-addr", "127.0.0.1:8080", "gateway (reverse proxy) listen `address`")
 	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen `address`: registry API, health, metrics, debug pages")
 	fs.StringVar(&cfg.ConfigDir, "config", "", "`directory` of Route and DirectRegistry files, watched for changes (default: the embedded demo configuration)")
-	demo := fs.Bool("demo", false, "start two in-process petstore backends that register themselves (default true when -config is not set)")
+	demo := fs.Bool("demo", false, "start two in-process petstore backends that register themselves (default true when -config is not set; -demo=false turns them off)")
 	fs.DurationVar(&cfg.Lease, "lease", registry.DefaultLease, "registry lease: an instance that misses heartbeats this long is disconnected, and removed after three")
 	fs.DurationVar(&cfg.Wait, "wait", 2*time.Second, "how long a request for a route without a usable instance waits for one before answering 503")
-	level := fs.String("log-level", "info", "operational log level on stderr: debug, info, warn or error")
+	// warn by default: the event lines on stdout already say what happens,
+	// and info would say most of it a second time on stderr.
+	level := fs.String("log-level", "warn", "operational log `level` on stderr: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -83,8 +89,28 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("-log-level %q: want debug, info, warn or error", *level)
 	}
-	if cfg.Lease <= 0 || cfg.Wait < 0 {
-		return cfg, errors.New("-lease must be positive and -wait not negative")
+	if cfg.Lease <= 0 {
+		return cfg, fmt.Errorf("-lease %v: must be positive", cfg.Lease)
+	}
+	if cfg.Wait < 0 {
+		return cfg, fmt.Errorf("-wait %v: must not be negative", cfg.Wait)
+	}
+	// Checked here rather than when the servers start, so that a typo is a
+	// usage error (exit code 2) reported before anything runs.
+	for _, a := range []struct{ flag, addr string }{{"-gateway-addr", cfg.GatewayAddr}, {"-control-addr", cfg.ControlAddr}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return cfg, fmt.Errorf("%s %q: want host:port, such as 127.0.0.1:8080", a.flag, a.addr)
+		}
+	}
+	if cfg.GatewayAddr == cfg.ControlAddr && !strings.HasSuffix(cfg.GatewayAddr, ":0") {
+		return cfg, fmt.Errorf("-gateway-addr and -control-addr are both %s: they need different ports", cfg.GatewayAddr)
+	}
+	if cfg.ConfigDir != "" {
+		if st, err := os.Stat(cfg.ConfigDir); err != nil {
+			return cfg, fmt.Errorf("-config: %w", err)
+		} else if !st.IsDir() {
+			return cfg, fmt.Errorf("-config %s: not a directory", cfg.ConfigDir)
+		}
 	}
 	cfg.Token = registry.Secret(getenv("SWITCHYARD_TOKEN"))
 	cfg.DiscoveryToken = registry.Secret(getenv("SWITCHYARD_DISCOVERY_TOKEN"))

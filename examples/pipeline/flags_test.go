@@ -3,12 +3,19 @@ package main
 import (
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
 func TestParseFlags(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	dir := t.TempDir()
+	file := filepath.Join(dir, "routes.yaml")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -17,15 +24,21 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
-		{"config dir turns the demo off", []string{"-config", "/etc/x"}, map[string]string{"SWITCHYARD_TOKEN": "t", "SWITCHYARD_DISCOVERY_TOKEN": "d"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: "/etc/x", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t", DiscoveryToken: "d"}, false},
-		{"explicit demo with a config dir", []string{"-config", "/etc/x", "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: "/etc/x", Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
+		{"config dir turns the demo off", []string{"-config", dir}, map[string]string{"SWITCHYARD_TOKEN": "t", "SWITCHYARD_DISCOVERY_TOKEN": "d"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: dir, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t", DiscoveryToken: "d"}, false},
+		{"explicit demo with a config dir", []string{"-config", dir, "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: dir, Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
 		{"demo off", []string{"-demo=false"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelInfo, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
 		{"bad log level", []string{"-log-level", "loud"}, nil, config{}, true},
 		{"bad lease", []string{"-lease", "0s"}, nil, config{}, true},
+		{"negative wait", []string{"-wait", "-1s"}, nil, config{}, true},
+		{"gateway address without port", []string{"-gateway-addr", "localhost"}, nil, config{}, true},
+		{"control address without port", []string{"-control-addr", "9090"}, nil, config{}, true},
+		{"same address twice", []string{"-gateway-addr", "127.0.0.1:7000", "-control-addr", "127.0.0.1:7000"}, nil, config{}, true},
+		{"missing config directory", []string{"-config", filepath.Join(dir, "nope")}, nil, config{}, true},
+		{"config file instead of directory", []string{"-config", file}, nil, config{}, true},
 		{"unknown flag", []string{"-nope"}, nil, config{}, true},
 		{"stray argument", []string{"extra"}, nil, config{}, true},
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -54,9 +53,9 @@ type Gateway struct {
 	// Metrics, when set, records the route table subscription's metrics.
 	Metrics *message.Metrics
 
-	once    sync.Once
-	ready   chan struct{}
-	bound   atomic.Pointer[string]
+	once  sync.Once
+	ready chan struct{}
+	boundAddr
 	routes  atomic.Pointer[routeSet]
 	counter sync.Map // route name -> *atomic.Uint64, survives table changes
 	proxy   *httputil.ReverseProxy
@@ -75,6 +74,9 @@ type routeSet struct {
 func (s *routeSet) match(path string) *RouteEntry {
 	for _, r := range s.routes {
 		p := r.PathPrefix
+		if p == "" {
+			continue // invalid (routing says so); it must not catch every path
+		}
 		if path == p || (strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || path[len(p)] == '/')) {
 			return r
 		}
@@ -130,24 +132,14 @@ func (g *Gateway) Ready() <-chan struct{} {
 	return g.ready
 }
 
-// BoundAddr returns the address the gateway listens on, once Ready.
-func (g *Gateway) BoundAddr() string {
-	if a := g.bound.Load(); a != nil {
-		return *a
-	}
-	return ""
-}
-
 // Run implements runner.Runner: it serves until ctx is done, then shuts
 // down gracefully.
 func (g *Gateway) Run(ctx context.Context) error {
 	g.init()
-	ln, err := net.Listen("tcp", g.Addr)
+	ln, err := g.listen(g.Addr)
 	if err != nil {
-		return fmt.Errorf("gateway: listen on %s: %w", g.Addr, err)
+		return err
 	}
-	addr := ln.Addr().String()
-	g.bound.Store(&addr)
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: g.proxy.ErrorLog}
 	return serve(ctx, srv, ln, func(ctx context.Context) error {
 		first := true
@@ -165,24 +157,6 @@ func (g *Gateway) Run(ctx context.Context) error {
 	})
 }
 
-// serve runs srv on ln while work runs, and shuts srv down gracefully (at
-// most 3 s for requests in flight) when ctx is done.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, work func(context.Context) error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	werr := work(ctx)
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	}
-	return werr
-}
-
 // target is what the handler decided for one request, passed to the proxy
 // through the request context.
 type target struct {
@@ -196,6 +170,11 @@ type targetKey struct{}
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.init()
 	route, base, err := g.pick(r.Context(), r.URL.Path)
+	if route != nil {
+		// Also on a 503: knowing which route matched is half the diagnosis.
+		w.Header().Set(HeaderRoute, route.Name)
+		w.Header().Set(HeaderSource, string(route.Source))
+	}
 	if err != nil {
 		var he *httpError
 		if errors.As(err, &he) {
@@ -203,8 +182,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	w.Header().Set(HeaderRoute, route.Name)
-	w.Header().Set(HeaderSource, string(route.Source))
 	u, err := url.Parse(base)
 	if err != nil { // routing validated it; be explicit anyway
 		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": base})
@@ -223,7 +200,8 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
 
 // pick finds the route for path and chooses its next target, waiting up to
-// g.Wait for a route without usable targets to get one.
+// g.Wait for a route without usable targets to get one. It returns the
+// route it matched, if any, also with an error.
 func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, error) {
 	var timeout <-chan time.Time
 	for {
@@ -233,7 +211,7 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 		case route == nil:
 			return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
 		case route.Error != "":
-			return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+			return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
 				"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
 		case len(route.Targets) > 0:
 			c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
@@ -251,7 +229,7 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 		case <-timeout:
 		case <-ctx.Done():
 		}
-		return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+		return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
 			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),
 			"route":     route.Name,
 			"serviceId": route.ServiceID,
@@ -303,7 +281,9 @@ func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	if r.Context().Err() != nil {
 		return // the client went away; nobody is listening
 	}
-	g.Logger.Warn("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
+	// Debug, not Warn: a dead upstream fails every request sent to it, and
+	// the client already gets the error in the 502 body.
+	g.Logger.Debug("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
 	writeJSONError(w, http.StatusBadGateway, map[string]any{
 		"error":     "upstream failed: " + err.Error(),
 		"route":     t.route.Name,

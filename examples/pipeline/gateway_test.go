@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,27 +16,12 @@ import (
 )
 
 // startGateway runs g until the test ends and returns its base URL.
-func startGateway(t *testing.T, g *Gateway) string {
+func startGateway(t testing.TB, g *Gateway) string {
 	t.Helper()
 	if g.Addr == "" {
 		g.Addr = "127.0.0.1:0"
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gateway Run: %v", err)
-		}
-	})
-	select {
-	case <-g.Ready():
-	case err := <-done:
-		t.Fatalf("gateway stopped before ready: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway not ready after 10s")
-	}
+	startRunner(t, g)
 	return "http://" + g.BoundAddr()
 }
 
@@ -66,18 +50,11 @@ type response struct {
 	body   map[string]string
 }
 
+// get GETs url and decodes its JSON object body.
 func get(t *testing.T, url string) response {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading body: %v", url, err)
-	}
-	r := response{status: resp.StatusCode, header: resp.Header, body: map[string]string{}}
+	status, header, raw := fetch(t, url)
+	r := response{status: status, header: header, body: map[string]string{}}
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		t.Fatalf("GET %s: body %q is not a JSON object: %v", url, raw, err)
@@ -95,6 +72,7 @@ func TestGatewayRouting(t *testing.T) {
 	table.Store("pets-admin", &RouteEntry{Name: "pets-admin", PathPrefix: "/pets/admin", ServiceID: "petadmin", Source: SourceDirectURL, Targets: []string{c.URL}})
 	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
 	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
+	table.Store("empty", &RouteEntry{Name: "empty", PathPrefix: "", ServiceID: "y", Source: SourceNone, Error: "invalid route: pathPrefix must start with /"})
 	gw := startGateway(t, &Gateway{Table: &table, Wait: 10 * time.Millisecond})
 	host := strings.TrimPrefix(gw, "http://")
 
@@ -112,7 +90,8 @@ func TestGatewayRouting(t *testing.T) {
 		{"/api/v1", 200, "root", "staticTargets", map[string]string{"backend": "c", "path": "/api/v1", "query": "", "xff": "127.0.0.1", "xfh": host, "xfp": "http"}},
 		{"/petsx", 404, "", "", map[string]string{"error": "no route", "path": "/petsx"}},
 		{"/", 404, "", "", map[string]string{"error": "no route", "path": "/"}},
-		{"/broken/1", 503, "", "", map[string]string{"error": "invalid route: boom", "route": "broken", "serviceId": "x"}},
+		{"/broken/1", 503, "broken", "none", map[string]string{"error": "invalid route: boom", "route": "broken", "serviceId": "x"}},
+		{"/anything", 404, "", "", map[string]string{"error": "no route", "path": "/anything"}},
 	}
 	for _, tt := range tests {
 		got := get(t, gw+tt.path)
@@ -137,6 +116,9 @@ func TestGatewayNoTarget(t *testing.T) {
 	want := map[string]string{"error": `no usable instance of service "pets"`, "route": "pets", "serviceId": "pets"}
 	if got.status != 503 {
 		t.Errorf("status %d, want 503", got.status)
+	}
+	if r, s := got.header.Get(HeaderRoute), got.header.Get(HeaderSource); r != "pets" || s != "none" {
+		t.Errorf("route %q source %q, want pets none", r, s)
 	}
 	if diff := cmp.Diff(want, got.body); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
@@ -193,5 +175,40 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	}
 	if got.header.Get(HeaderRoute) != "pets" {
 		t.Errorf("%s = %q, want pets", HeaderRoute, got.header.Get(HeaderRoute))
+	}
+}
+
+// countingPool is a transportSource that knows one target and counts the
+// requests sent through its transport.
+type countingPool struct {
+	serviceID, hostport string
+	used                atomic.Int64
+}
+
+func (p *countingPool) Transport(serviceID, hostport string) http.RoundTripper {
+	if serviceID != p.serviceID || hostport != p.hostport {
+		return nil
+	}
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		p.used.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})
+}
+
+func TestGatewayUsesPoolTransports(t *testing.T) {
+	pooled, other := echoBackend(t, "pooled"), echoBackend(t, "other")
+	pool := &countingPool{serviceID: "pets", hostport: strings.TrimPrefix(pooled.URL, "http://")}
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{pooled.URL}})
+	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: []string{other.URL}})
+	gw := startGateway(t, &Gateway{Table: &table, Pool: pool})
+
+	for _, path := range []string{"/pets", "/cats", "/pets"} {
+		if got := get(t, gw+path); got.status != 200 {
+			t.Fatalf("GET %s: %d %v", path, got.status, got.body)
+		}
+	}
+	if n := pool.used.Load(); n != 2 {
+		t.Errorf("the pool's transport carried %d requests, want the 2 to its instance", n)
 	}
 }

@@ -30,20 +30,6 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func startPool(t *testing.T, p *Pool) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("pool Run: %v", err)
-		}
-	})
-	<-p.Ready()
-}
-
 func hostPort(t *testing.T, s *httptest.Server) (string, int) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(s.Listener.Addr().String())
@@ -71,7 +57,7 @@ func TestPoolFollowsInstances(t *testing.T) {
 	var conns watchable.Map[string, Connection]
 	instances.Store("existing", &registry.Instance{ServiceID: "other", Address: "10.0.0.1", Port: 80, Connected: true})
 	p := &Pool{Instances: &instances, Connections: &conns}
-	startPool(t, p)
+	startRunner(t, p)
 
 	if p.Transport("other", "10.0.0.1:80") == nil {
 		t.Fatal("no transport for the instance registered before the pool started")

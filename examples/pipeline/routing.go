@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -93,8 +94,27 @@ func computeRouteTable(
 		}
 		table[e.Name] = e
 	}
+	errs = append(errs, prefixConflicts(table)...)
 	slices.SortFunc(errs, func(a, b error) int { return cmp.Compare(a.Error(), b.Error()) })
 	return table, errors.Join(errs...)
+}
+
+// prefixConflicts reports routes that share a pathPrefix. The gateway
+// sends their requests to the first by name; the others get none, which is
+// surely not what their author meant.
+func prefixConflicts(table map[string]*RouteEntry) []error {
+	byPrefix := make(map[string][]string)
+	for name, e := range table {
+		byPrefix[e.PathPrefix] = append(byPrefix[e.PathPrefix], name)
+	}
+	var errs []error
+	for prefix, names := range byPrefix {
+		if len(names) > 1 {
+			slices.Sort(names)
+			errs = append(errs, fmt.Errorf("routes %s share pathPrefix %q: only %s gets its requests", strings.Join(names, ", "), prefix, names[0]))
+		}
+	}
+	return errs
 }
 
 // mergeDirectURLs merges the DirectRegistry documents in name order. When

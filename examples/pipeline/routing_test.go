@@ -125,6 +125,7 @@ func TestComputeRouteTable(t *testing.T) {
 	routes.Store(types.NamespacedName{Name: "pets"}, file.Object[Route]{Spec: Route{PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true}})
 	routes.Store(types.NamespacedName{Namespace: "team", Name: "cats"}, file.Object[Route]{Spec: Route{PathPrefix: "/cats", ServiceID: "cats"}})
 	routes.Store(types.NamespacedName{Name: "bad"}, file.Object[Route]{Spec: Route{PathPrefix: "nope", ServiceID: "x"}})
+	routes.Store(types.NamespacedName{Name: "kittens"}, file.Object[Route]{Spec: Route{PathPrefix: "/cats", ServiceID: "kittens", StaticTargets: []string{"http://kittens:1"}}})
 	directs.Store(types.NamespacedName{Name: "a"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-a:1"}}})
 	directs.Store(types.NamespacedName{Name: "b"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"cats": "http://cats-b:1", "dogs": "http://dogs:1"}}})
 	directs.Store(types.NamespacedName{Name: "c"}, file.Object[DirectRegistry]{Spec: DirectRegistry{DirectURLs: map[string]string{"x": "not a url"}}})
@@ -134,6 +135,7 @@ func TestComputeRouteTable(t *testing.T) {
 	want := map[string]*RouteEntry{
 		"pets":      {Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: []string{"http://127.0.0.1:8081"}},
 		"team/cats": {Name: "team/cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceDirectRegistry, SourceKey: "cats", Targets: []string{"http://cats-a:1"}},
+		"kittens":   {Name: "kittens", PathPrefix: "/cats", ServiceID: "kittens", Source: SourceStaticTargets, Targets: []string{"http://kittens:1"}},
 		"bad":       {Name: "bad", PathPrefix: "nope", ServiceID: "x", Source: SourceNone, Error: `invalid route: pathPrefix "nope" must start with /`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -143,6 +145,7 @@ func TestComputeRouteTable(t *testing.T) {
 		`DirectRegistry b: key "cats" already set by a; keeping http://cats-a:1`,
 		`DirectRegistry c ignored`,
 		`route bad: invalid route`,
+		`routes kittens, team/cats share pathPrefix "/cats": only kittens gets its requests`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), part) {
 			t.Errorf("computeRouteTable error = %v, want it to mention %q", err, part)

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,7 +41,6 @@ type pipeline struct {
 	pool     *Pool
 	demos    []*DemoBackend
 	metrics  *message.Metrics
-	cleanup  []func() // run when the pipeline stops
 	group    *runner.Group
 	runners  []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
@@ -58,18 +55,6 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	return p.run(ctx)
-}
-
-// lockedWriter serializes the lines of several runners.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
@@ -102,11 +87,11 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		return nil, err
 	}
 
-	routing := translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
+	routing := startAfter(translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
 		table, problems := computeRouteTable(p.routes.State(), p.directs.State(), reg.Snapshots().State())
 		runner.Report(ctx, problems)
 		return table, nil
-	}, p.routes, p.directs, reg.Snapshots())
+	}, p.routes, p.directs, reg.Snapshots()), source, reg)
 
 	p.pool = &Pool{Instances: reg.Instances(), Connections: p.connections, Logger: logger.With("runner", "pool")}
 	p.gateway = &Gateway{
@@ -156,7 +141,9 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	}
 
 	p.group = runner.NewGroup(runner.Options{Logger: logger, Grace: 4 * time.Second, Status: p.status})
-	p.runners = []runner.Runner{source, reg, routing, p.pool, p.gateway, p.admin,
+	// The gateway, too, waits for the first route table with routes in it,
+	// so that it is not ready while it would still answer 404 to all.
+	p.runners = []runner.Runner{source, reg, routing, p.pool, startAfter(p.gateway, routing), p.admin,
 		runner.Func("events", p.events), runner.Func("announce", p.announce)}
 	if cfg.Demo {
 		for i := range 2 {
@@ -177,67 +164,67 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 // configSource returns the file provider that fills the routes and
 // directs maps from the -config directory, or once from the embedded
 // configuration.
-func (p *pipeline) configSource() (runner.Runner, error) {
-	logs := file.WithLogger(p.log.With("runner", "config"))
+func (p *pipeline) configSource() (configProvider, error) {
+	// The provider adds its own "runner" key to what it logs.
+	logs := file.WithLogger(p.log)
 	var fp *file.Provider
 	if dir := p.cfg.ConfigDir; dir == "" {
 		fp = file.NewFS(embeddedConfig, "config", logs)
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("-config %s: not a directory", dir)
 	} else {
 		fp = file.New(dir, logs)
 	}
 	file.Register(fp, "Route", p.routes)
 	file.Register(fp, "DirectRegistry", p.directs)
-	return fp, nil
+	return configProvider{fp}, nil
+}
+
+// configProvider is the file provider under the stable runner name
+// "config": /readyz and /debug/runners then read the same whether the
+// configuration is embedded or comes from a directory.
+type configProvider struct{ *file.Provider }
+
+// Name implements runner.Runner.
+func (configProvider) Name() string { return "config" }
+
+// startAfter returns r (which must be a runner.Readier), made to start
+// only once every one of deps is ready. The routing translator is ready after its first result; without
+// this, that result could be computed from maps the file provider has not
+// filled yet, and the gateway, /readyz and the banner would call the
+// pipeline ready with an empty route table.
+func startAfter(r runner.Runner, deps ...runner.Readier) readyRunner {
+	return afterRunner{readyRunner: r.(readyRunner), deps: deps}
+}
+
+type readyRunner interface {
+	runner.Runner
+	runner.Readier
+}
+
+type afterRunner struct {
+	readyRunner
+	deps []runner.Readier
+}
+
+func (a afterRunner) Run(ctx context.Context) error {
+	for _, d := range a.deps {
+		select {
+		case <-d.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return a.readyRunner.Run(ctx)
 }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
 	defer func() {
-		for _, fn := range p.cleanup {
-			fn()
-		}
 		p.routes.Close()
 		p.directs.Close()
 		p.table.Close()
 		p.connections.Close()
 	}()
-	if err := p.group.Run(ctx, p.runners...); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
-	}
-	return nil
-}
-
-// announce prints where to find everything once every runner is ready.
-func (p *pipeline) announce(ctx context.Context) error {
-	select {
-	case <-p.group.Ready():
-	case <-ctx.Done():
-		return nil
-	}
-	gw, ctl := p.gateway.BoundAddr(), p.admin.BoundAddr()
-	var b strings.Builder
-	fmt.Fprintf(&b, "switchyard pipeline ready\n")
-	fmt.Fprintf(&b, "  gateway        http://%s\n", gw)
-	fmt.Fprintf(&b, "  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)\n", ctl)
-	if p.cfg.TokenGenerated {
-		fmt.Fprintf(&b, "  token          %s  (generated: SWITCHYARD_TOKEN was not set; it is not shown again)\n", string(p.cfg.Token))
-	} else {
-		fmt.Fprintf(&b, "  token          from SWITCHYARD_TOKEN\n")
-	}
-	fmt.Fprintf(&b, "try:\n")
-	if p.cfg.Demo {
-		fmt.Fprintf(&b, "  curl -i %s/petstore/pets\n", gw)
-	}
-	fmt.Fprintf(&b, "  curl %s/debug/maps\n", ctl)
-	fmt.Fprintf(&b, "  curl -N '%s/v1/discovery/watch?serviceId=petstore'\n", ctl)
-	fmt.Fprintf(&b, "  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\\n", ctl)
-	fmt.Fprintf(&b, "       -d '{\"serviceId\":\"inventory\",\"protocol\":\"http\",\"address\":\"127.0.0.1\",\"port\":7001}'\n")
-	_, _ = io.WriteString(p.out, b.String())
-	close(p.announced)
-	<-ctx.Done()
-	return nil
+	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
 }
 
 //go:embed config/*.yaml
