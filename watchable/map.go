@@ -251,12 +251,13 @@ func (m *Map[K, V]) Revision() uint64 {
 	return m.current().rev
 }
 
-// Subscribers returns the number of open subscriptions. A subscription whose
-// context is done is removed by a goroutine that context.AfterFunc starts, so
-// it may still be counted for a moment; it is no longer counted once its
-// channel is closed.
+// Subscribers returns the number of open subscriptions and Notify
+// registrations: everything a write has to tell. One whose context is done is
+// removed by a goroutine that context.AfterFunc starts, so it may still be
+// counted for a moment; a subscription is no longer counted once its channel
+// is closed.
 func (m *Map[K, V]) Subscribers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.subs)
+	return len(m.subs) + len(m.notifiers)
 }

@@ -12,6 +12,9 @@ func TestNotify(t *testing.T) {
 	ch := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	m.Notify(ctx, ch)
+	if n := m.Subscribers(); n != 1 {
+		t.Fatalf("Subscribers with one Notify registration = %d; want 1", n)
+	}
 
 	signalled := func() bool {
 		select {
@@ -51,6 +54,9 @@ func TestNotify(t *testing.T) {
 
 	m.Notify(t.Context(), ch)
 	m.Close()
+	if n := m.Subscribers(); n != 0 {
+		t.Fatalf("Subscribers after Close = %d; want 0", n)
+	}
 	m.Store("x", 1)
 	if signalled() {
 		t.Fatal("signalled after Close")
