@@ -42,13 +42,22 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) { runBinary(t, bin, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			// A port found free can be taken by another test before the
+			// binary binds it; try again with new ports then.
+			for attempt := 1; !runBinary(t, bin, sig); attempt++ {
+				if attempt == 5 {
+					t.Fatal("no free ports after 5 attempts")
+				}
+			}
+		})
 	}
 }
 
 // runBinary runs bin, checks that it routes to its demo backends, then
-// stops it with sig and checks that it exits with code 0 within 5 s.
-func runBinary(t *testing.T, bin string, sig syscall.Signal) {
+// stops it with sig and checks that it exits with code 0 within 5 s. It
+// returns false, failing nothing, when the binary could not bind a port.
+func runBinary(t *testing.T, bin string, sig syscall.Signal) bool {
 	gw, ctl := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-lease", "1s", "-log-level", "warn")
 	cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN=binary-test-token")
@@ -93,7 +102,12 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 		case l, ok := <-lines:
 			if !ok {
 				stopped = true
-				t.Fatalf("binary exited before routing: %v\noutput: %q\nstderr:\n%s", <-exited, banner, stderr.String())
+				err := <-exited
+				if strings.Contains(stderr.String(), "address already in use") {
+					t.Logf("binary could not bind (%v); retrying with other ports", err)
+					return false
+				}
+				t.Fatalf("binary exited before routing: %v\noutput: %q\nstderr:\n%s", err, banner, stderr.String())
 			}
 			banner = append(banner, l)
 			routed = bothRouted.MatchString(l)
@@ -148,4 +162,5 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("still running 10s after %v\nstderr:\n%s", sig, stderr.String())
 	}
+	return true
 }
