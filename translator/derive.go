@@ -99,43 +99,8 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 		failed:    make(map[K1]error),
 		conflicts: make(map[K2]*ConflictError[K1, K2]),
 	}
-	sub := d.in.Subscribe(ctx)
-	first := true
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case snap, ok := <-sub:
-			if !ok {
-				// Closed by ctx, or the input map was closed. A map closed
-				// before Run delivers nothing, but its contents are final
-				// and readable: translate them once.
-				if first && r.apply(ctx, initial(d.in), true) {
-					d.readyOnce.Do(func() { close(d.ready) })
-				}
-				<-ctx.Done()
-				return nil
-			}
-			if !r.apply(ctx, snap, first) {
-				return nil
-			}
-			if first {
-				first = false
-				d.readyOnce.Do(func() { close(d.ready) })
-			}
-		}
-	}
-}
-
-// initial is the snapshot a subscription to m would deliver first.
-func initial[K comparable, V any](m *watchable.Map[K, V]) watchable.Snapshot[K, V] {
-	st := m.State()
-	snap := watchable.Snapshot[K, V]{State: st, Revision: m.Revision()}
-	snap.Updates = make([]watchable.Update[K, V], 0, st.Len())
-	for k, v := range st.All() {
-		snap.Updates = append(snap.Updates, watchable.Update[K, V]{Key: k, Value: v})
-	}
-	return snap
+	follow(ctx, d.in, r.apply, func() { d.readyOnce.Do(func() { close(d.ready) }) })
+	return nil
 }
 
 // deriveRun is the state of one Run: what each input key produced last, and

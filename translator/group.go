@@ -111,24 +111,8 @@ func (g *grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
 		keyFailed: make(map[K1]error),
 		touched:   make(map[K2]struct{}),
 	}
-	sub := g.in.Subscribe(ctx)
-	first := true
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case snap, ok := <-sub:
-			if !ok {
-				<-ctx.Done() // closed by ctx, or the input map was closed
-				return nil
-			}
-			r.apply(ctx, snap, first)
-			if first {
-				first = false
-				g.readyOnce.Do(func() { close(g.ready) })
-			}
-		}
-	}
+	follow(ctx, g.in, r.apply, func() { g.readyOnce.Do(func() { close(g.ready) }) })
+	return nil
 }
 
 // groupRun is the state of one Run: the membership of every group. It is
@@ -152,8 +136,15 @@ type groupResult[K2 comparable, V2 any] struct {
 	delete bool
 }
 
-func (r *groupRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) {
+// apply moves the changed entries between groups, builds the groups that
+// changed and publishes them as one batch (one Replace for the first
+// snapshot). It reports false, publishing nothing, when ctx ended the work
+// part way.
+func (r *groupRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Snapshot[K1, V1], first bool) bool {
 	for _, u := range snap.Updates {
+		if ctx.Err() != nil {
+			return false
+		}
 		r.update(ctx, u)
 	}
 	if first {
@@ -162,12 +153,15 @@ func (r *groupRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sna
 			r.touched[group] = struct{}{}
 		}
 	}
-	r.buildTouched(ctx)
+	if !r.buildTouched(ctx) {
+		return false
+	}
 	r.publish(first)
-	if r.dirty && ctx.Err() == nil {
+	if r.dirty {
 		r.dirty = false
 		runner.Report(ctx, r.summary())
 	}
+	return true
 }
 
 // update moves one changed input entry between groups, marking the groups
@@ -237,8 +231,9 @@ func (r *groupRun[K1, V1, K2, V2]) leave(k K1, group K2) {
 }
 
 // buildTouched builds the touched groups into r.results. It runs before
-// the output's Batch, so that build never runs with the output locked.
-func (r *groupRun[K1, V1, K2, V2]) buildTouched(ctx context.Context) {
+// the output's Batch, so that build never runs with the output locked. It
+// reports false when ctx ended the work part way.
+func (r *groupRun[K1, V1, K2, V2]) buildTouched(ctx context.Context) bool {
 	r.results = r.results[:0]
 	for group := range r.touched {
 		delete(r.touched, group)
@@ -251,12 +246,16 @@ func (r *groupRun[K1, V1, K2, V2]) buildTouched(ctx context.Context) {
 		}
 		v, stack, err := r.call(ctx, group, m)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false // cut short by the end of Run, not a failure
+			}
 			r.fail(ctx, group, err, stack)
 			continue // the previous output stays
 		}
 		r.clearFailure(group)
 		r.results = append(r.results, groupResult[K2, V2]{group: group, value: v})
 	}
+	return true
 }
 
 // call runs build, turning a panic into an error.

@@ -469,3 +469,47 @@ func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestGroupInputClosedBeforeRun checks that a map closed before Run (filled
+// once, say, then closed) is still grouped: its contents stay readable.
+func TestGroupInputClosedBeforeRun(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Replace(map[string]string{"a": "x:1", "b": "x:2", "c": "y:3"})
+	in.Close()
+	out.Store("stale", "from an earlier run")
+	r := translator.Group("list", in, out, groupOf, list)
+	start(t, r)
+	waitReady(t, r)
+	if diff := cmp.Diff(map[string]string{"x": "a=1 b=2", "y": "c=3"}, out.State().Map()); diff != "" {
+		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupStopsQuietlyWhenDone checks that a build cut short by the end of
+// Run, returning the context's error, is neither reported nor published.
+func TestGroupStopsQuietlyWhenDone(t *testing.T) {
+	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in.Replace(map[string]string{"a": "x:1", "b": "y:2", "c": "z:3"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errs []error // written by Run's goroutine, read once Run returned
+	r := translator.Group("list", in, out, groupOf,
+		func(ctx context.Context, _ string, _ iter.Seq2[string, string]) (string, error) {
+			cancel() // the program stops while the first group is built
+			return "", ctx.Err()
+		}, translator.WithErrorHandler(func(err error) { errs = append(errs, err) }))
+	if err := r.Run(ctx); err != nil {
+		t.Errorf("Run returned %v, want nil", err)
+	}
+	if len(errs) != 0 {
+		t.Errorf("errors reported after ctx was done: %v", errs)
+	}
+	if n := out.Revision(); n != 0 {
+		t.Errorf("out was written %d times by a cut-short Run, want 0", n)
+	}
+	select {
+	case <-r.(runner.Readier).Ready():
+		t.Error("ready after a cut-short first grouping")
+	default:
+	}
+}
