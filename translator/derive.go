@@ -41,7 +41,8 @@ import (
 //     the order of events.
 //
 // With WithInputEqual, a change to an entry that compares equal to its
-// previous value is not translated.
+// previous value is not translated. Derive panics if WithInputEqual was given
+// a function for a type other than V1.
 //
 // Failures are reported with runner.Report (the current set, cleared when
 // the last one is resolved), and to the WithLogger and WithErrorHandler

@@ -26,8 +26,8 @@ func newConfig(opts []Option) config {
 }
 
 // WithLogger logs failures of the transformation (one record per failed key
-// or conflict, with keys "runner", "key" and "error") to l. By default
-// nothing is logged.
+// or conflict, with keys "runner", "key" and "error", and "stack" for a
+// panic) to l. By default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {

@@ -10,9 +10,9 @@
 // The programming model is the one of github.com/telepresenceio/watchable,
 // which Envoy Gateway uses to connect its components. The cost model is not:
 // the map is a persistent hash trie, so taking a State is O(1), a Store is
-// O(log N) whatever the number of subscribers, and a delivered snapshot costs
-// the same at a hundred entries as at a hundred thousand. See docs/design.md
-// in the repository for the data structures and the measured figures.
+// O(log N) plus O(1) per subscriber, and a delivered snapshot costs the same
+// at a hundred entries as at a hundred thousand. See docs/design.md in the
+// repository for the data structures and the measured figures.
 //
 // Values are deep-copied when they enter the map (Store) and when they leave
 // it through Load and LoadAll, so callers may keep mutating their own copies.

@@ -24,7 +24,7 @@ import (
 // client would. It answers every request with its runtimeInstanceId, so
 // round-robin through the gateway is visible.
 type DemoBackend struct {
-	// Name is the runner name ("demo-petstore-1").
+	// RunnerName is the runner name ("demo-petstore-1").
 	RunnerName string
 	// ServiceID is the service it registers as.
 	ServiceID string

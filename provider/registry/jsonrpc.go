@@ -45,6 +45,7 @@ type RPCError struct {
 	Data    *FieldError `json:"data,omitempty"`
 }
 
+// Error returns the error's message.
 func (e *RPCError) Error() string { return e.Message }
 
 type rpcResponse struct {

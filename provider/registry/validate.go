@@ -32,6 +32,8 @@ type FieldError struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// Error returns the message, preceded by the field and a colon when there
+// is one.
 func (e *FieldError) Error() string {
 	if e.Field == "" {
 		return e.Message
