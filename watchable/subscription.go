@@ -12,9 +12,11 @@ import (
 // returns (even when the map is empty), and becomes readable again whenever
 // the map has changed since the subscriber's previous read. Changes never
 // queue up: everything that happened since the previous read arrives as one
-// Snapshot, the newest, whose Updates are the net change per key. A
-// subscriber that does not read costs writers nothing but remembering, per
-// changed key, one pending entry.
+// Snapshot, the newest, whose Updates are the net change per key; when the
+// net change is empty (a key that appeared and vanished again), nothing is
+// delivered. A subscriber that does not read never blocks writers: each
+// write merges into its pending snapshot in O(1), and it holds at most one
+// pending entry per changed key.
 //
 // The channel is closed when ctx is done or the map is closed; a snapshot
 // that was pending then is still read before the close. Subscribing to a
