@@ -28,11 +28,15 @@ func (b *Batch[K, V]) Store(key K, value V) {
 
 func (b *Batch[K, V]) store(key K, value V) {
 	old, ok := b.txn.Get(key)
+	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
 	if ok && DeepEqual(old, value) {
-		return
+		if exactEqual[V]() {
+			return
+		}
+		c.silent = true
 	}
 	b.txn.Set(key, value)
-	b.changes = append(b.changes, change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true})
+	b.changes = append(b.changes, c)
 }
 
 // Delete removes key within the batch.
@@ -77,9 +81,11 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 }
 
 // Replace makes the map's contents exactly entries: keys whose values
-// changed are stored, keys absent from entries are deleted, equal values are
-// left alone. It is one revision and one notification, and none at all when
-// nothing changed. Only the values that changed are deep-copied, so
+// changed are stored, keys absent from entries are deleted, and equal values
+// are stored as an equal Store is (kept without a notification; see Store).
+// It is one revision and one notification, and none at all when nothing
+// changed. Only the values that changed (or, for types whose Equal method
+// ignores fields, that are equal but not identical) are deep-copied, so
 // re-listing a large, mostly unchanged source costs a comparison per entry;
 // the caller keeps entries and must not change it during the call. After
 // Close, Replace does nothing.
@@ -96,14 +102,16 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			b.Delete(k)
 		}
 	}
+	exact := exactEqual[V]()
 	for k, v := range entries {
 		old, ok := cur.Get(k)
-		if ok && DeepEqual(old, v) {
+		silent := ok && DeepEqual(old, v)
+		if silent && exact {
 			continue
 		}
 		v = DeepCopy(v)
 		b.txn.Set(k, v)
-		b.changes = append(b.changes, change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true})
+		b.changes = append(b.changes, change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
 	}
 	m.commit(b)
 }

@@ -87,15 +87,6 @@ func TestDeepCopyPlainValues(t *testing.T) {
 	}
 }
 
-func TestDeepEqualUsesEqualMethod(t *testing.T) {
-	var m watchable.Map[string, version]
-	m.Store("a", version{N: 1, Note: "first"})
-	m.Store("a", version{N: 1, Note: "second"})
-	if v, _ := m.Load("a"); v.Note != "first" || m.Revision() != 1 {
-		t.Fatalf("a value Equal to the current one was stored: %+v, revision %d", v, m.Revision())
-	}
-}
-
 func TestDeepCopyRejectsReferences(t *testing.T) {
 	type withSlice struct {
 		Name  string

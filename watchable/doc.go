@@ -18,4 +18,11 @@
 // it through Load and LoadAll, so callers may keep mutating their own copies.
 // Values reached through a State or a Snapshot are shared by every reader and
 // MUST NOT be mutated. See DeepCopy for the types that can be stored.
+//
+// A component that writes a map hands out its View, the read-only face of
+// the map, so that nobody else can write to it. A writer that loads initial
+// contents registers an initializer (Map.RegisterInitializer); consumers wait
+// for Initialized, or look at Snapshot.Initialized, instead of acting on a
+// partial picture. A map nobody registers an initializer with is
+// initialized from the start.
 package watchable

@@ -25,20 +25,29 @@ type Map[K comparable, V any] struct {
 	notifiers []*notifier
 	closed    bool
 	matches   []bool // publish's scratch space for include results
+
+	init initialization // see init.go
 }
 
 // version is one immutable revision of the contents.
 type version[K comparable, V any] struct {
 	entries hamt.Map[K, V]
 	rev     uint64
+	// uninitialized reports that an initializer was pending when this
+	// version was published (see RegisterInitializer). It is negative so
+	// that the zero Map, which has no initializer, is initialized.
+	uninitialized bool
 }
 
-// change is one effective write to one key.
+// change is one write to one key.
 type change[K comparable, V any] struct {
 	key      K
 	old, new V
 	hadOld   bool
 	hasNew   bool
+	// silent marks a store of a value equal to the old one: the map keeps
+	// the new value, but nobody is told (see Store).
+	silent bool
 }
 
 func (m *Map[K, V]) current() version[K, V] {
@@ -93,10 +102,18 @@ func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 }
 
 // Store sets the value for key to a deep copy of value; the caller may keep
-// using value. Storing a value equal (see DeepEqual) to the current one does
-// nothing: no new revision and no notification. After Close, Store does
-// nothing. Store panics if values of type V cannot be deep-copied (see
-// DeepCopy), before changing anything.
+// using value. After Close, Store does nothing. Store panics if values of
+// type V cannot be deep-copied (see DeepCopy), before changing anything.
+//
+// Storing a value equal (see DeepEqual) to the current one is not a change:
+// the revision stays, and no subscriber is notified. The map does keep the
+// new value, so Load, a State taken afterwards and new subscribers see it,
+// and existing subscribers find it in the State of their next snapshot
+// (without an Update for it). This matters only for types whose Equal
+// method ignores some fields, such as a heartbeat's timestamp: the newest
+// timestamp is readable, yet heartbeats wake nobody. For other types an
+// equal value is indistinguishable from the one in the map, and Store
+// leaves the map as it is.
 func (m *Map[K, V]) Store(key K, value V) {
 	value = DeepCopy(value)
 	m.mu.Lock()
@@ -111,10 +128,14 @@ func (m *Map[K, V]) store(key K, value V) {
 	}
 	cur := m.current()
 	old, ok := cur.entries.Get(key)
+	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
 	if ok && DeepEqual(old, value) {
-		return
+		if exactEqual[V]() {
+			return
+		}
+		c.silent = true
 	}
-	m.publish(cur.entries.Set(key, value), []change[K, V]{{key: key, old: old, hadOld: ok, new: value, hasNew: true}})
+	m.publish(cur.entries.Set(key, value), []change[K, V]{c})
 }
 
 // Delete removes key. Deleting a missing key does nothing. After Close,
@@ -169,9 +190,11 @@ func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
 	return value, loaded
 }
 
-// CompareAndSwap stores new for key if key is present with a value equal
-// (see DeepEqual) to old, and reports whether it did. It reports false after
-// Close.
+// CompareAndSwap stores new for key, as Store does, if key is present with a
+// value equal (see DeepEqual) to old, and reports whether it did. When new
+// is equal to the current value, it is stored as an equal Store is: kept,
+// without a new revision or a notification, and CompareAndSwap reports true.
+// It reports false after Close.
 func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
 	new = DeepCopy(new)
 	m.mu.Lock()
@@ -209,12 +232,17 @@ func (m *Map[K, V]) Close() {
 	m.notifiers = nil
 }
 
-// publish makes entries the current version with the given changes, at the
-// next revision, and tells every subscriber. m.mu is held.
+// publish makes entries the current version with the given changes and
+// tells every subscriber. m.mu is held.
 //
 // Subset subscribers' include functions are asked first, before anything
 // changes: they are the callers' code and may panic, and a panic must leave
 // the map and every subscriber as they were rather than half-told.
+//
+// A publication whose changes are all silent (equal values stored) keeps
+// the revision and tells nobody, unless a silent change moves an entry into
+// or out of a subset subscriber's view: include saw a difference that
+// DeepEqual did not, and for that subscriber it is a change like any other.
 func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 	m.matches = m.matches[:0]
 	for _, s := range m.subs {
@@ -227,7 +255,12 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 		}
 	}
 
-	next := &version[K, V]{entries: entries, rev: m.current().rev + 1}
+	cur := m.current()
+	next := &version[K, V]{entries: entries, rev: cur.rev, uninitialized: cur.uninitialized}
+	effective := m.effective(changes)
+	if effective {
+		next.rev++
+	}
 	m.cur.Store(next)
 	matches := m.matches
 	for _, s := range m.subs {
@@ -238,11 +271,40 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 			}
 			s.record(&changes[i], hasAfter)
 		}
-		s.flush(next)
+		if effective {
+			s.flush(next, false)
+		}
 	}
-	for _, n := range m.notifiers {
-		n.signal()
+	if effective {
+		for _, n := range m.notifiers {
+			n.signal()
+		}
 	}
+}
+
+// effective reports whether changes make a new revision: whether one of
+// them is not silent, or moves an entry into or out of a subset
+// subscriber's view. m.matches holds the include results. m.mu is held.
+func (m *Map[K, V]) effective(changes []change[K, V]) bool {
+	for i := range changes {
+		if !changes[i].silent {
+			return true
+		}
+	}
+	matches := m.matches
+	for _, s := range m.subs {
+		if s.include == nil {
+			continue
+		}
+		for i := range changes {
+			_, had := s.view.Get(changes[i].key)
+			if matches[i] != had {
+				return true
+			}
+		}
+		matches = matches[len(changes):]
+	}
+	return false
 }
 
 // Revision returns the current revision: the number of effective writes so
@@ -251,13 +313,20 @@ func (m *Map[K, V]) Revision() uint64 {
 	return m.current().rev
 }
 
-// Subscribers returns the number of open subscriptions and Notify
-// registrations: everything a write has to tell. One whose context is done is
-// removed by a goroutine that context.AfterFunc starts, so it may still be
-// counted for a moment; a subscription is no longer counted once its channel
-// is closed.
+// Subscribers returns the number of open subscriptions (Subscribe and
+// SubscribeSubset). One whose context is done is removed by a goroutine that
+// context.AfterFunc starts, so it may still be counted for a moment; a
+// subscription is no longer counted once its channel is closed.
 func (m *Map[K, V]) Subscribers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.subs) + len(m.notifiers)
+	return len(m.subs)
+}
+
+// Notifiers returns the number of active Notify registrations, with the
+// same lag as Subscribers once their context is done.
+func (m *Map[K, V]) Notifiers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.notifiers)
 }

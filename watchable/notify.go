@@ -3,7 +3,7 @@ package watchable
 import "context"
 
 // Notify arranges for a send on ch after every effective write to the map,
-// until ctx is done or the map is closed. Like signal.Notify, it never
+// and when it becomes initialized, until ctx is done or the map is closed. Like signal.Notify, it never
 // blocks sending to ch: with a buffer of one, ch holds at most one pending
 // signal however many writes happen, which is what a consumer that recomputes
 // from State wants. The map never closes ch.

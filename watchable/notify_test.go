@@ -12,8 +12,8 @@ func TestNotify(t *testing.T) {
 	ch := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	m.Notify(ctx, ch)
-	if n := m.Subscribers(); n != 1 {
-		t.Fatalf("Subscribers with one Notify registration = %d; want 1", n)
+	if n, s := m.Notifiers(), m.Subscribers(); n != 1 || s != 0 {
+		t.Fatalf("with one Notify registration: Notifiers = %d, Subscribers = %d; want 1, 0", n, s)
 	}
 
 	signalled := func() bool {
@@ -54,8 +54,8 @@ func TestNotify(t *testing.T) {
 
 	m.Notify(t.Context(), ch)
 	m.Close()
-	if n := m.Subscribers(); n != 0 {
-		t.Fatalf("Subscribers after Close = %d; want 0", n)
+	if n := m.Notifiers(); n != 0 {
+		t.Fatalf("Notifiers after Close = %d; want 0", n)
 	}
 	m.Store("x", 1)
 	if signalled() {

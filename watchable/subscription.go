@@ -14,7 +14,8 @@ import (
 // queue up: everything that happened since the previous read arrives as one
 // Snapshot, the newest, whose Updates are the net change per key; when the
 // net change is empty (a key that appeared and vanished again), nothing is
-// delivered. A subscriber that does not read never blocks writers: each
+// delivered, except when the map has just become initialized (see
+// Snapshot.Initialized). A subscriber that does not read never blocks writers: each
 // write merges into its pending snapshot in O(1), and it holds at most one
 // pending entry per changed key.
 //
@@ -70,7 +71,7 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 	for k, v := range view.All() {
 		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev, Initialized: !cur.uninitialized}
 	s.sent = true
 	s.first = true
 	m.subs = append(m.subs, s)
@@ -182,6 +183,11 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 			s.view, _ = s.view.Delete(c.key)
 		}
 	}
+	if c.silent && hadBefore == hasAfter {
+		// An equal value replaced the one the subscriber knows: its next
+		// State holds the new value, but there is nothing to tell.
+		return
+	}
 	s.open()
 	p, ok := s.index[c.key]
 	if !ok {
@@ -212,19 +218,24 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 }
 
 // flush delivers the window, if this write touched it and it is not empty.
-func (s *subscription[K, V]) flush(v *version[K, V]) {
+// With always, it delivers a snapshot even when nothing changed for this
+// subscriber, as it must when the map becomes initialized.
+func (s *subscription[K, V]) flush(v *version[K, V], always bool) {
+	if always {
+		s.open()
+	}
 	if !s.opened {
 		return
 	}
 	s.opened = false
-	if len(s.updates) == 0 && !s.first {
+	if len(s.updates) == 0 && !s.first && !always {
 		return
 	}
 	view := v.entries
 	if s.include != nil {
 		view = s.view
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: v.rev}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: v.rev, Initialized: !v.uninitialized}
 	s.sent = true
 }
 

@@ -30,14 +30,22 @@ type Snapshot[K comparable, V any] struct {
 	// A key whose value changed and then changed back to the one the
 	// subscriber last saw is listed, with that value: telling would cost a
 	// DeepEqual per subscriber per write. Applying Updates in order to the
-	// previous State always gives this State.
+	// previous State gives this State, up to DeepEqual: a value replaced by
+	// an equal one (see Map.Store) is not listed, but State holds the new
+	// one.
 	//
 	// The slice belongs to the reader: the map never touches it after
 	// delivery.
 	Updates []Update[K, V]
 
 	// Revision is the map's revision that State reflects. It grows by one for
-	// every effective write (Store, Delete, Batch, Replace, ...) and never
-	// goes back within a subscription.
+	// every effective write (Store, Delete, Batch, Replace, ...) and when the
+	// map becomes initialized, and never goes back within a subscription.
 	Revision uint64
+
+	// Initialized reports whether the map was initialized (see
+	// Map.RegisterInitializer) at Revision. A map becomes initialized once,
+	// and every subscriber then receives a snapshot saying so, with empty
+	// Updates when nothing else changed.
+	Initialized bool
 }
