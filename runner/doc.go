@@ -9,9 +9,11 @@
 // A runner that ignores cancellation cannot hang the program: after a grace
 // period Run gives up on it and names it in the error.
 //
-// While the group runs, the Status of every runner (starting, running, ready,
-// stopped or failed, with the problems it reported through Report) is
-// published in a watchable.Map keyed by runner name, so a health check or an
-// admin page subscribes to it like to any other map. Group.Ready tells when
-// every runner has finished its initial work (see Readier).
+// While the group runs, the Status of every runner (its Phase: starting,
+// running, ready, stopped or failed; and the problems it reported through
+// its Health, each under its own key) is published in a watchable map keyed
+// by runner name, whose View a health check or an admin page subscribes to
+// like any other map. Group.Ready tells when every runner has finished its
+// initial work (see Readier). Records go to slog.Default() unless WithLogger
+// says otherwise.
 package runner

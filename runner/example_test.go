@@ -20,7 +20,7 @@ func ExampleRun() {
 		return errors.New("config.yaml: no such file")
 	})
 
-	err := runner.Run(context.Background(), runner.Options{}, server, loader)
+	err := runner.Run(context.Background(), server, loader)
 	fmt.Println(err)
 	// Output:
 	// runner "loader": config.yaml: no such file
@@ -30,7 +30,7 @@ func ExampleRun() {
 // when they are all ready.
 func ExampleGroup() {
 	ctx, cancel := context.WithCancel(context.Background())
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	done := make(chan error)
 	go func() {
 		done <- g.Run(ctx,
@@ -56,7 +56,7 @@ func printStatus(g *runner.Group) {
 	st := g.Status().State()
 	for _, name := range slices.Sorted(st.Keys()) {
 		s, _ := st.Get(name)
-		fmt.Printf("%s: %s\n", name, s.State)
+		fmt.Printf("%s: %s\n", name, s.Phase)
 	}
 }
 
@@ -74,7 +74,7 @@ func (c *cache) Ready() <-chan struct{} { return c.loaded }
 func (c *cache) Run(ctx context.Context) error {
 	// A failed refresh is not fatal: the cache keeps its last contents and
 	// says so in its status.
-	runner.Report(ctx, errors.New("refresh: upstream unavailable"))
+	runner.HealthOf(ctx).Report("refresh", errors.New("upstream unavailable"))
 	close(c.loaded)
 	<-ctx.Done()
 	return nil
@@ -84,7 +84,7 @@ func (c *cache) Run(ctx context.Context) error {
 // work to finish.
 func Example_customRunner() {
 	ctx, cancel := context.WithCancel(context.Background())
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	done := make(chan error)
 	go func() { done <- g.Run(ctx, &cache{loaded: make(chan struct{})}) }()
 
@@ -92,7 +92,7 @@ func Example_customRunner() {
 	cancel()
 	<-done
 	st, _ := g.Status().Load("cache")
-	fmt.Printf("%s, problem: %s\n", st.State, st.Problem)
+	fmt.Printf("%s, problems: %v\n", st.Phase, st.Problems)
 	// Output:
-	// stopped, problem: refresh: upstream unavailable
+	// stopped, problems: map[refresh:upstream unavailable]
 }

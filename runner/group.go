@@ -48,26 +48,27 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// Options configure a Group. The zero value is ready to use.
-type Options struct {
-	// Logger receives a record when a runner starts, stops, fails or
-	// reports a problem, and when runners are abandoned. Nil discards.
-	Logger *slog.Logger
-	// Grace is how long Run waits for runners to return once the group is
-	// cancelled, before it gives up on them. Zero means DefaultGrace.
-	Grace time.Duration
-	// Status is the map the group publishes each runner's Status in, keyed
-	// by runner name. Nil means a new map (see Group.Status). Passing one
-	// lets a program hand it to a health check before the group runs; its
-	// other keys are left alone.
-	Status *watchable.Map[string, Status]
+// Option configures a Group.
+type Option func(*Group)
+
+// WithLogger sends the group's records (a runner started, stopped, failed or
+// reported a problem; runners abandoned) to l. Without it, or with a nil l,
+// they go to slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(g *Group) { g.log = l }
+}
+
+// WithGrace sets how long Run waits for runners to return once the group is
+// cancelled, before it gives up on them. Zero or less means DefaultGrace.
+func WithGrace(d time.Duration) Option {
+	return func(g *Group) { g.grace = d }
 }
 
 // Run runs runners as one group until they have all returned; see
-// Group.Run. It is NewGroup(opts).Run(ctx, runners...), for programs that
-// need neither Group.Ready nor Group.Status.
-func Run(ctx context.Context, opts Options, runners ...Runner) error {
-	return NewGroup(opts).Run(ctx, runners...)
+// Group.Run. It is NewGroup().Run(ctx, runners...), for programs that need
+// neither options nor Group.Ready nor Group.Status.
+func Run(ctx context.Context, runners ...Runner) error {
+	return NewGroup().Run(ctx, runners...)
 }
 
 // Group runs runners together: it starts each in its own goroutine, stops
@@ -78,7 +79,8 @@ func Run(ctx context.Context, opts Options, runners ...Runner) error {
 type Group struct {
 	log    *slog.Logger
 	grace  time.Duration
-	status *watchable.Map[string, Status]
+	status watchable.Map[string, Status]
+	listed func()        // marks status initialized: every runner is listed
 	ready  chan struct{} // closed when pending reaches 0
 	ended  chan struct{} // closed when Run returns
 
@@ -101,31 +103,30 @@ type member struct {
 type memberKey struct{}
 
 // NewGroup returns a group configured by opts, ready to Run.
-func NewGroup(opts Options) *Group {
+func NewGroup(opts ...Option) *Group {
 	g := &Group{
-		log:    opts.Logger,
-		grace:  opts.Grace,
-		status: opts.Status,
-		ready:  make(chan struct{}),
-		ended:  make(chan struct{}),
+		ready: make(chan struct{}),
+		ended: make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(g)
 	}
 	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
+		g.log = slog.Default()
 	}
 	if g.grace <= 0 {
 		g.grace = DefaultGrace
 	}
-	if g.status == nil {
-		g.status = new(watchable.Map[string, Status])
-	}
+	g.listed = g.status.RegisterInitializer("runner group")
 	return g
 }
 
 // Status returns the map in which the group publishes the Status of each of
-// its runners, keyed by runner name: Options.Status, or the group's own map.
-// Every runner is listed as starting before any of them runs, and the final
-// statuses stay after Run has returned. The map is never closed by the group.
-func (g *Group) Status() *watchable.Map[string, Status] { return g.status }
+// its runners, keyed by runner name. It may be handed to a health check
+// before the group runs. Every runner is listed as starting before any of
+// them runs, the final statuses stay after Run has returned, and the map is
+// never closed. It is initialized when every runner has been started.
+func (g *Group) Status() watchable.View[string, Status] { return g.status.View() }
 
 // Ready returns a channel that is closed once every runner is ready: each
 // runner that implements Readier has closed its Ready channel, and every
@@ -144,7 +145,7 @@ func (g *Group) Ready() <-chan struct{} { return g.ready }
 // cancellation has simply stopped, and the others go on.
 //
 // Once the context is cancelled, runners have the grace period
-// (Options.Grace) to return. Run does not wait for those that do not: it
+// (WithGrace) to return. Run does not wait for those that do not: it
 // marks them failed and returns an error wrapping ErrStuck that names them
 // (joined with the first failure, if any). Go cannot stop a goroutine, so
 // theirs are left running, and the program should exit soon after.
@@ -219,10 +220,11 @@ func (g *Group) start(runners []Runner) ([]*member, error) {
 	now := time.Now()
 	g.status.Batch(func(b *watchable.Batch[string, Status]) {
 		for _, m := range members {
-			m.status = Status{State: StateStarting, Since: now}
+			m.status = Status{Phase: PhaseStarting, Since: now}
 			b.Store(m.name, m.status)
 		}
 	})
+	g.listed()
 	return members, nil
 }
 
@@ -239,10 +241,10 @@ func (g *Group) run(ctx context.Context, m *member, r Runner) (err error) {
 	ctx = context.WithValue(ctx, memberKey{}, m)
 	if rd, ok := r.(Readier); ok {
 		ready := rd.Ready()
-		g.setState(m, StateRunning)
+		g.setState(m, PhaseRunning)
 		go g.awaitReady(m, ready)
 	} else {
-		g.setState(m, StateReady)
+		g.setState(m, PhaseReady)
 		g.mu.Lock()
 		g.readyOne()
 		g.mu.Unlock()
@@ -262,10 +264,10 @@ func (g *Group) awaitReady(m *member, ready <-chan struct{}) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.finished || m.status.State != StateRunning {
+	if g.finished || m.status.Phase != PhaseRunning {
 		return
 	}
-	g.set(m, StateReady, "")
+	g.set(m, PhaseReady, "")
 	g.readyOne()
 	g.log.Debug("runner ready", "runner", m.name)
 }
@@ -293,11 +295,11 @@ func (g *Group) stopped(ctx context.Context, m *member, err error, perr *PanicEr
 		} else {
 			g.log.Debug("runner stopped", "runner", m.name)
 		}
-		g.setState(m, StateStopped)
+		g.setState(m, PhaseStopped)
 		return nil
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		g.log.Debug("runner stopped", "runner", m.name, "error", err)
-		g.setState(m, StateStopped)
+		g.setState(m, PhaseStopped)
 		return nil
 	default:
 		g.log.Error("runner failed", "runner", m.name, "error", err)
@@ -315,44 +317,52 @@ func (g *Group) fail(m *member, err error, reason string) {
 	if g.firstErr == nil {
 		g.firstErr = err
 	}
-	g.set(m, StateFailed, reason)
+	g.set(m, PhaseFailed, reason)
 }
 
-func (g *Group) setState(m *member, s State) {
+func (g *Group) setState(m *member, s Phase) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.set(m, s, "")
 }
 
-// set moves m to state s and publishes its status, unless Run has
+// set moves m to phase s and publishes its status, unless Run has
 // returned. g.mu is held.
-func (g *Group) set(m *member, s State, reason string) {
+func (g *Group) set(m *member, s Phase, reason string) {
 	if g.finished {
 		return
 	}
-	m.status.State = s
+	m.status.Phase = s
 	m.status.Err = reason
 	m.status.Since = time.Now()
 	g.status.Store(m.name, m.status)
 }
 
-func (g *Group) report(m *member, err error) {
-	problem := ""
-	if err != nil {
-		problem = err.Error()
-	}
+func (g *Group) report(m *member, key string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.finished || m.status.Problem == problem {
+	old, had := m.status.Problems[key]
+	if g.finished || (err == nil && !had) || (err != nil && had && old == err.Error()) {
 		return
 	}
-	m.status.Problem = problem
-	g.status.Store(m.name, m.status)
-	if err != nil {
-		g.log.Warn("runner reported a problem", "runner", m.name, "problem", problem)
-	} else {
-		g.log.Info("runner cleared its problem", "runner", m.name)
+	problems := make(map[string]string, len(m.status.Problems)+1)
+	for k, v := range m.status.Problems {
+		problems[k] = v
 	}
+	if err != nil {
+		problems[key] = err.Error()
+		g.log.Warn("runner reported a problem", "runner", m.name, "key", key, "problem", problems[key])
+	} else {
+		delete(problems, key)
+		g.log.Info("runner cleared a problem", "runner", m.name, "key", key)
+	}
+	if len(problems) == 0 {
+		problems = nil
+	}
+	// A new map each time: the previous one may be shared with readers of
+	// the status map.
+	m.status.Problems = problems
+	g.status.Store(m.name, m.status)
 }
 
 // abandon gives up on the runners that have not returned, marking them
@@ -363,11 +373,11 @@ func (g *Group) abandon() error {
 	var stuck []string
 	reason := fmt.Sprintf("did not return within %v after the group was stopped", g.grace)
 	for _, m := range g.members {
-		if s := m.status.State; s == StateStopped || s == StateFailed {
+		if s := m.status.Phase; s == PhaseStopped || s == PhaseFailed {
 			continue // returned, even if m.done is not closed yet
 		}
 		stuck = append(stuck, fmt.Sprintf("%q", m.name))
-		g.set(m, StateFailed, reason)
+		g.set(m, PhaseFailed, reason)
 	}
 	g.finish()
 	if len(stuck) == 0 {

@@ -28,7 +28,7 @@ var errBoom = errors.New("boom")
 
 // waitStatus blocks until cond holds for the statuses in m, and fails the
 // test after patience.
-func waitStatus(t *testing.T, m *watchable.Map[string, runner.Status], what string, cond func(map[string]runner.Status) bool) map[string]runner.Status {
+func waitStatus(t *testing.T, m watchable.View[string, runner.Status], what string, cond func(map[string]runner.Status) bool) map[string]runner.Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -44,18 +44,18 @@ func waitStatus(t *testing.T, m *watchable.Map[string, runner.Status], what stri
 }
 
 // waitState blocks until the runner name is in state s.
-func waitState(t *testing.T, m *watchable.Map[string, runner.Status], name string, s runner.State) runner.Status {
+func waitState(t *testing.T, m watchable.View[string, runner.Status], name string, s runner.Phase) runner.Status {
 	t.Helper()
 	return waitStatus(t, m, fmt.Sprintf("%s to be %s", name, s), func(st map[string]runner.Status) bool {
-		return st[name].State == s
+		return st[name].Phase == s
 	})[name]
 }
 
 // states keeps only the State of each status, for comparisons.
-func states(st map[string]runner.Status) map[string]runner.State {
-	out := make(map[string]runner.State, len(st))
+func states(st map[string]runner.Status) map[string]runner.Phase {
+	out := make(map[string]runner.Phase, len(st))
 	for k, v := range st {
-		out[k] = v.State
+		out[k] = v.Phase
 	}
 	return out
 }
@@ -108,7 +108,7 @@ func TestRunOutcomes(t *testing.T) {
 		cancel     bool
 		wantErr    error  // errors.Is target; nil: Run must return nil
 		wantInErr  string // text the error must contain
-		wantStates map[string]runner.State
+		wantStates map[string]runner.Phase
 	}{
 		{
 			name: "all return nil when ctx is done",
@@ -117,7 +117,7 @@ func TestRunOutcomes(t *testing.T) {
 				runner.Func("b", untilDone(returnNil)),
 			},
 			cancel:     true,
-			wantStates: map[string]runner.State{"a": runner.StateStopped, "b": runner.StateStopped},
+			wantStates: map[string]runner.Phase{"a": runner.PhaseStopped, "b": runner.PhaseStopped},
 		},
 		{
 			name: "context errors after cancellation are clean stops",
@@ -128,7 +128,7 @@ func TestRunOutcomes(t *testing.T) {
 				})),
 			},
 			cancel:     true,
-			wantStates: map[string]runner.State{"a": runner.StateStopped, "b": runner.StateStopped},
+			wantStates: map[string]runner.Phase{"a": runner.PhaseStopped, "b": runner.PhaseStopped},
 		},
 		{
 			name: "first error cancels the others and names its runner",
@@ -139,7 +139,7 @@ func TestRunOutcomes(t *testing.T) {
 			},
 			wantErr:    errBoom,
 			wantInErr:  `runner "bad": boom`,
-			wantStates: map[string]runner.State{"a": runner.StateStopped, "bad": runner.StateFailed, "c": runner.StateStopped},
+			wantStates: map[string]runner.Phase{"a": runner.PhaseStopped, "bad": runner.PhaseFailed, "c": runner.PhaseStopped},
 		},
 		{
 			name: "an error returned after cancellation is still a failure",
@@ -149,7 +149,7 @@ func TestRunOutcomes(t *testing.T) {
 			cancel:     true,
 			wantErr:    errBoom,
 			wantInErr:  `runner "a": boom`,
-			wantStates: map[string]runner.State{"a": runner.StateFailed},
+			wantStates: map[string]runner.Phase{"a": runner.PhaseFailed},
 		},
 		{
 			name: "panic is recovered and cancels the others",
@@ -159,7 +159,7 @@ func TestRunOutcomes(t *testing.T) {
 			},
 			wantErr:    nil, // checked below as a *PanicError
 			wantInErr:  `runner "crasher" panicked: out of cheese`,
-			wantStates: map[string]runner.State{"a": runner.StateStopped, "crasher": runner.StateFailed},
+			wantStates: map[string]runner.Phase{"a": runner.PhaseStopped, "crasher": runner.PhaseFailed},
 		},
 		{
 			name: "panic with an error value unwraps to it",
@@ -168,14 +168,14 @@ func TestRunOutcomes(t *testing.T) {
 			},
 			wantErr:    errBoom,
 			wantInErr:  `runner "crasher" panicked: boom`,
-			wantStates: map[string]runner.State{"crasher": runner.StateFailed},
+			wantStates: map[string]runner.Phase{"crasher": runner.PhaseFailed},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			g := runner.NewGroup(runner.Options{})
+			g := runner.NewGroup()
 			errc := start(ctx, g, tt.runners...)
 			if tt.cancel {
 				waitClosed(t, g.Ready(), "the group to be ready")
@@ -212,7 +212,7 @@ func TestRunOutcomes(t *testing.T) {
 				t.Errorf("final states (-want +got):\n%s", diff)
 			}
 			for name, st := range got {
-				if (st.State == runner.StateFailed) != (st.Err != "") {
+				if (st.Phase == runner.PhaseFailed) != (st.Err != "") {
 					t.Errorf("status of %s = %+v: Err must be set exactly when failed", name, st)
 				}
 			}
@@ -279,7 +279,7 @@ func TestRunGraceNamesStuckRunners(t *testing.T) {
 					}
 				}),
 			}
-			g := runner.NewGroup(runner.Options{Grace: 250 * time.Millisecond})
+			g := runner.NewGroup(runner.WithGrace(250 * time.Millisecond))
 			errc := start(ctx, g, runners...)
 			<-stuck.started
 			if tt.fail {
@@ -301,12 +301,12 @@ func TestRunGraceNamesStuckRunners(t *testing.T) {
 			// them past the grace period; what must hold is that a runner
 			// that did return is not named.
 			for name, st := range g.Status().LoadAll() {
-				if name != "stuck" && st.State == runner.StateStopped && strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+				if name != "stuck" && st.Phase == runner.PhaseStopped && strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
 					t.Errorf("Run() = %v, naming %q which returned", err, name)
 				}
 			}
 			st, _ := g.Status().Load("stuck")
-			if st.State != runner.StateFailed || !strings.Contains(st.Err, "did not return") {
+			if st.Phase != runner.PhaseFailed || !strings.Contains(st.Err, "did not return") {
 				t.Errorf("status of the stuck runner = %+v, want failed because it did not return", st)
 			}
 			select {
@@ -352,7 +352,7 @@ func TestRunInvalidRunners(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := runner.NewGroup(runner.Options{})
+			g := runner.NewGroup()
 			err := g.Run(context.Background(), tt.runners(t)...)
 			if !errors.Is(err, runner.ErrInvalidName) || !strings.Contains(err.Error(), tt.wantIn) {
 				t.Errorf("Run() = %v, want ErrInvalidName mentioning %q", err, tt.wantIn)
@@ -365,7 +365,7 @@ func TestRunInvalidRunners(t *testing.T) {
 }
 
 func TestRunTwice(t *testing.T) {
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	if err := g.Run(context.Background(), runner.Func("a", returnNil)); err != nil {
 		t.Fatalf("first Run() = %v", err)
 	}
@@ -375,7 +375,7 @@ func TestRunTwice(t *testing.T) {
 }
 
 func TestRunNoRunners(t *testing.T) {
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	if err := g.Run(context.Background()); err != nil {
 		t.Errorf("Run() = %v, want nil", err)
 	}
@@ -390,7 +390,7 @@ func TestEarlyNilReturnDoesNotStopTheOthers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var cancelled bool
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	errc := start(ctx, g,
 		runner.Func("oneshot", returnNil),
 		runner.Func("server", func(ctx context.Context) error {
@@ -400,7 +400,7 @@ func TestEarlyNilReturnDoesNotStopTheOthers(t *testing.T) {
 		}),
 	)
 	waitStatus(t, g.Status(), "oneshot stopped and server ready", func(st map[string]runner.Status) bool {
-		return st["oneshot"].State == runner.StateStopped && st["server"].State == runner.StateReady
+		return st["oneshot"].Phase == runner.PhaseStopped && st["server"].Phase == runner.PhaseReady
 	})
 	select {
 	case err := <-errc:
@@ -422,11 +422,11 @@ type gated struct {
 	name     string
 	ready    chan struct{}
 	fail     chan error
-	statuses *watchable.Map[string, runner.Status]
+	statuses watchable.View[string, runner.Status]
 	atReady  runner.Status // the status when the group asked for Ready
 }
 
-func newGated(name string, statuses *watchable.Map[string, runner.Status]) *gated {
+func newGated(name string, statuses watchable.View[string, runner.Status]) *gated {
 	return &gated{name: name, ready: make(chan struct{}), fail: make(chan error, 1), statuses: statuses}
 }
 
@@ -449,16 +449,16 @@ func (g *gated) Run(ctx context.Context) error {
 func TestReadinessIsAggregated(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	statuses := new(watchable.Map[string, runner.Status])
+	g := runner.NewGroup()
+	statuses := g.Status() // available before Run, for a health check
 	a, b := newGated("a", statuses), newGated("b", statuses)
-	g := runner.NewGroup(runner.Options{Status: statuses})
 	errc := start(ctx, g, a, b, runner.Func("plain", untilDone(returnNil)))
 
 	waitStatus(t, statuses, "a and b running, plain ready", func(st map[string]runner.Status) bool {
-		return st["a"].State == runner.StateRunning && st["b"].State == runner.StateRunning && st["plain"].State == runner.StateReady
+		return st["a"].Phase == runner.PhaseRunning && st["b"].Phase == runner.PhaseRunning && st["plain"].Phase == runner.PhaseReady
 	})
 	close(a.ready)
-	waitState(t, statuses, "a", runner.StateReady)
+	waitState(t, statuses, "a", runner.PhaseReady)
 	select {
 	case <-g.Ready():
 		t.Fatal("the group is ready while b is not")
@@ -466,7 +466,7 @@ func TestReadinessIsAggregated(t *testing.T) {
 	}
 	close(b.ready)
 	waitClosed(t, g.Ready(), "the group to be ready")
-	if diff := cmp.Diff(map[string]runner.State{"a": runner.StateReady, "b": runner.StateReady, "plain": runner.StateReady}, states(statuses.LoadAll())); diff != "" {
+	if diff := cmp.Diff(map[string]runner.Phase{"a": runner.PhaseReady, "b": runner.PhaseReady, "plain": runner.PhaseReady}, states(statuses.LoadAll())); diff != "" {
 		t.Errorf("states once ready (-want +got):\n%s", diff)
 	}
 	cancel()
@@ -476,11 +476,11 @@ func TestReadinessIsAggregated(t *testing.T) {
 }
 
 func TestNotReadyWhenARunnerFailsFirst(t *testing.T) {
-	statuses := new(watchable.Map[string, runner.Status])
+	g := runner.NewGroup()
+	statuses := g.Status()
 	a := newGated("a", statuses)
-	g := runner.NewGroup(runner.Options{Status: statuses})
 	errc := start(context.Background(), g, a, runner.Func("plain", untilDone(returnNil)))
-	waitState(t, statuses, "a", runner.StateRunning)
+	waitState(t, statuses, "a", runner.PhaseRunning)
 	a.fail <- errBoom
 	if err := wait(t, errc); !errors.Is(err, errBoom) {
 		t.Errorf("Run() = %v, want %v", err, errBoom)
@@ -495,90 +495,119 @@ func TestNotReadyWhenARunnerFailsFirst(t *testing.T) {
 func TestStatusTransitions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	statuses := new(watchable.Map[string, runner.Status])
-	statuses.Store("other", runner.Status{State: runner.StateReady}) // not the group's: left alone
-	a, b := newGated("a", statuses), newGated("b", statuses)
-	g := runner.NewGroup(runner.Options{Status: statuses})
-	if g.Status() != statuses {
-		t.Fatal("Group.Status() is not the map given in Options")
+	g := runner.NewGroup()
+	statuses := g.Status()
+	if isClosed(statuses.Initialized()) {
+		t.Fatal("the status map is initialized before the group lists its runners")
 	}
+	a, b := newGated("a", statuses), newGated("b", statuses)
 	errc := start(ctx, g, a, b)
 
-	first := waitState(t, statuses, "a", runner.StateRunning)
+	first := waitState(t, statuses, "a", runner.PhaseRunning)
 	close(a.ready)
-	second := waitState(t, statuses, "a", runner.StateReady)
+	second := waitState(t, statuses, "a", runner.PhaseReady)
 	if second.Since.Before(first.Since) {
 		t.Errorf("Since went back: running since %v, ready since %v", first.Since, second.Since)
 	}
-	waitState(t, statuses, "b", runner.StateRunning)
+	waitState(t, statuses, "b", runner.PhaseRunning)
 	b.fail <- errBoom
 	final := waitStatus(t, statuses, "a stopped and b failed", func(st map[string]runner.Status) bool {
-		return st["a"].State == runner.StateStopped && st["b"].State == runner.StateFailed
+		return st["a"].Phase == runner.PhaseStopped && st["b"].Phase == runner.PhaseFailed
 	})
 	if err := wait(t, errc); !errors.Is(err, errBoom) {
 		t.Errorf("Run() = %v, want %v", err, errBoom)
 	}
 
 	for _, r := range []*gated{a, b} {
-		if r.atReady.State != runner.StateStarting {
+		if r.atReady.Phase != runner.PhaseStarting {
 			t.Errorf("status of %s before its Run = %+v, want starting", r.name, r.atReady)
 		}
 	}
 	if final["b"].Err != "boom" {
 		t.Errorf("Err of the failed runner = %q, want %q", final["b"].Err, "boom")
 	}
-	if st, _ := statuses.Load("other"); st.State != runner.StateReady {
-		t.Errorf("the group changed a status it does not own: %+v", st)
+	if !isClosed(statuses.Initialized()) {
+		t.Error("the status map is not initialized once the group ran")
 	}
 }
 
-func TestReport(t *testing.T) {
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// problem is one step of TestHealth: report err under key.
+type problem struct {
+	key string
+	err error
+}
+
+func TestHealth(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	steps := make(chan error)
+	steps := make(chan problem)
 	var runCtx context.Context
-	g := runner.NewGroup(runner.Options{})
+	g := runner.NewGroup()
 	errc := start(ctx, g, runner.Func("watcher", func(ctx context.Context) error {
 		runCtx = ctx // read after Run returns
+		if got := runner.NameOf(ctx); got != "watcher" {
+			t.Errorf("NameOf(ctx) = %q; want watcher", got)
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case err := <-steps:
+			case p := <-steps:
 				// Derived contexts carry the runner too.
 				sub, stop := context.WithCancel(ctx)
-				runner.Report(sub, err)
+				runner.HealthOf(sub).Report(p.key, p.err)
 				stop()
 			}
 		}
 	}))
+	problems := func(want map[string]string) func(map[string]runner.Status) bool {
+		return func(st map[string]runner.Status) bool {
+			return cmp.Equal(st["watcher"].Problems, want, cmp.Comparer(func(a, b map[string]string) bool {
+				return len(a) == len(b) && (len(a) == 0 || cmp.Equal(a, b))
+			})) && st["watcher"].Phase == runner.PhaseReady
+		}
+	}
 
-	steps <- errors.New("bad input file")
-	waitStatus(t, g.Status(), "the problem to be reported", func(st map[string]runner.Status) bool {
-		return st["watcher"].Problem == "bad input file" && st["watcher"].State == runner.StateReady
-	})
-	steps <- nil
-	waitStatus(t, g.Status(), "the problem to be cleared", func(st map[string]runner.Status) bool {
-		return st["watcher"].Problem == "" && st["watcher"].State == runner.StateReady
-	})
-	steps <- errors.New("refresh failed")
-	waitStatus(t, g.Status(), "the second problem", func(st map[string]runner.Status) bool {
-		return st["watcher"].Problem == "refresh failed"
-	})
+	steps <- problem{"routes.yaml", errors.New("bad input file")}
+	waitStatus(t, g.Status(), "the problem to be reported", problems(map[string]string{"routes.yaml": "bad input file"}))
+	// A second source does not erase the first: the Compute bug of old,
+	// where a library's success cleared the user's problem.
+	steps <- problem{"translate", errors.New("key a failed")}
+	waitStatus(t, g.Status(), "both problems", problems(map[string]string{"routes.yaml": "bad input file", "translate": "key a failed"}))
+	steps <- problem{"translate", nil}
+	waitStatus(t, g.Status(), "one problem cleared", problems(map[string]string{"routes.yaml": "bad input file"}))
+	steps <- problem{"routes.yaml", nil}
+	waitStatus(t, g.Status(), "no problem left", problems(nil))
+	steps <- problem{"refresh", errors.New("refresh failed")}
+	waitStatus(t, g.Status(), "the last problem", problems(map[string]string{"refresh": "refresh failed"}))
 	cancel()
 	if err := wait(t, errc); err != nil {
 		t.Fatalf("Run() = %v", err)
 	}
 	final, _ := g.Status().Load("watcher")
-	if final.State != runner.StateStopped || final.Problem != "refresh failed" {
+	if final.Phase != runner.PhaseStopped || final.Problems["refresh"] != "refresh failed" {
 		t.Errorf("final status = %+v, want stopped with the problem kept", final)
 	}
 
-	// Once Run has returned, and outside any group, Report does nothing.
-	runner.Report(runCtx, errors.New("too late"))
-	runner.Report(context.Background(), errors.New("nobody listens"))
-	if after, _ := g.Status().Load("watcher"); !after.Equal(final) {
+	// Once Run has returned, and outside any group, reports do nothing.
+	runner.HealthOf(runCtx).Report("late", errors.New("too late"))
+	runner.HealthOf(context.Background()).Report("x", errors.New("nobody listens"))
+	var zero runner.Health
+	zero.Report("x", errors.New("nobody listens"))
+	if after, _ := g.Status().Load("watcher"); !cmp.Equal(after, final) {
 		t.Errorf("status changed after Run returned: %+v, want %+v", after, final)
+	}
+	if got := runner.NameOf(context.Background()); got != "" {
+		t.Errorf("NameOf outside a group = %q; want empty", got)
 	}
 }
 
@@ -588,7 +617,7 @@ func TestReport(t *testing.T) {
 func TestGraceDoesNotBlameRunnersThatReturned(t *testing.T) {
 	for i := range 500 {
 		ctx, cancel := context.WithCancel(context.Background())
-		g := runner.NewGroup(runner.Options{Grace: time.Nanosecond})
+		g := runner.NewGroup(runner.WithGrace(time.Nanosecond))
 		errc := start(ctx, g, runner.Func("a", untilDone(returnNil)), runner.Func("b", untilDone(returnCtxErr)))
 		waitClosed(t, g.Ready(), "the group to be ready")
 		cancel()

@@ -20,20 +20,6 @@ type Readier interface {
 	Ready() <-chan struct{}
 }
 
-// Report records a problem that a runner survived (a bad input file, a
-// failed refresh) in the status of the runner whose Run received ctx, or
-// clears it when err is nil. It does nothing when ctx does not come from a
-// runner group, or once the group's Run has returned.
-//
-// Report is safe to call from any goroutine, with ctx or any context derived
-// from it. Reporting the same problem again costs little and publishes
-// nothing new.
-func Report(ctx context.Context, err error) {
-	if m, ok := ctx.Value(memberKey{}).(*member); ok {
-		m.g.report(m, err)
-	}
-}
-
 // Func returns a Runner with the given name whose Run calls fn. It suits
 // small components that need no type of their own. The Runner holds nothing
 // else: it is safe for concurrent use, and may run again, as far as fn is.

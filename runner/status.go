@@ -1,51 +1,50 @@
 package runner
 
-import "time"
-
-// State is the stage of a runner's lifetime.
-type State string
-
-// The states a runner goes through: StateStarting, then StateRunning once
-// its Run has been called, StateReady once it is ready (see Readier; a runner
-// that does not implement Readier is ready as soon as it runs), and finally
-// StateStopped or StateFailed.
-const (
-	// StateStarting: the group has accepted the runner but not called Run yet.
-	StateStarting State = "starting"
-	// StateRunning: Run has been called; a Readier is not ready yet.
-	StateRunning State = "running"
-	// StateReady: Run has been called and the runner is ready.
-	StateReady State = "ready"
-	// StateStopped: Run returned nil, or the context error after the group
-	// was cancelled.
-	StateStopped State = "stopped"
-	// StateFailed: Run returned an error or panicked, or did not return
-	// within the grace period after the group was cancelled.
-	StateFailed State = "failed"
+import (
+	"maps"
+	"time"
 )
 
-// Status is what a group publishes about one of its runners.
-//
-// Status holds no references (time.Time's location is immutable), so it is
-// stored in a watchable.Map as it is; its JSON form suits an admin page.
+// Phase is the stage of a runner's lifetime.
+type Phase string
+
+// The phases a runner goes through: PhaseStarting, then PhaseRunning once
+// its Run has been called, PhaseReady once it is ready (see Readier; a
+// runner that does not implement Readier is ready as soon as it runs), and
+// finally PhaseStopped or PhaseFailed.
+const (
+	// PhaseStarting: the group has accepted the runner but not called Run yet.
+	PhaseStarting Phase = "starting"
+	// PhaseRunning: Run has been called; a Readier is not ready yet.
+	PhaseRunning Phase = "running"
+	// PhaseReady: Run has been called and the runner is ready.
+	PhaseReady Phase = "ready"
+	// PhaseStopped: Run returned nil, or the context error after the group
+	// was cancelled.
+	PhaseStopped Phase = "stopped"
+	// PhaseFailed: Run returned an error or panicked, or did not return
+	// within the grace period after the group was cancelled.
+	PhaseFailed Phase = "failed"
+)
+
+// Status is what a group publishes about one of its runners. Its JSON form
+// suits an admin page.
 type Status struct {
-	// State is the runner's stage.
-	State State `json:"state"`
-	// Err is why the runner failed, when State is StateFailed; for a panic
+	// Phase is the runner's stage.
+	Phase Phase `json:"phase"`
+	// Err is why the runner failed, when Phase is PhaseFailed; for a panic
 	// it includes the stack.
 	Err string `json:"err,omitempty"`
-	// Problem is the latest problem the runner reported through Report and
-	// has not cleared. It survives state changes.
-	Problem string `json:"problem,omitempty"`
-	// Since is when the runner entered State.
+	// Problems are the problems the runner reported through its Health and
+	// has not cleared, by key (see Health.Report). They survive phase
+	// changes.
+	Problems map[string]string `json:"problems,omitempty"`
+	// Since is when the runner entered Phase.
 	Since time.Time `json:"since"`
 }
 
-// DeepCopy returns s: a Status shares no mutable memory.
-func (s Status) DeepCopy() Status { return s }
-
-// Equal reports whether s and o are the same status, comparing Since with
-// time.Time.Equal.
-func (s Status) Equal(o Status) bool {
-	return s.State == o.State && s.Err == o.Err && s.Problem == o.Problem && s.Since.Equal(o.Since)
+// DeepCopy returns a copy of s that shares no memory with it.
+func (s Status) DeepCopy() Status {
+	s.Problems = maps.Clone(s.Problems)
+	return s
 }
