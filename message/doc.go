@@ -5,10 +5,12 @@
 // every later change, until the subscription closes or the context is done.
 // A handler that returns an error or panics does not end the loop: the error
 // or the panic (with its stack) is logged and counted, and the next update is
-// handled. Metadata names the loop in logs and metrics.
+// handled. Loop names the loop in logs and metrics. Records go to
+// slog.Default() unless WithLogger says otherwise.
 //
 // Metrics are Prometheus metrics registered on a registry the program
 // chooses (NewMetrics); nothing is registered globally. Besides the handler
-// metrics, Metrics.ObserveMap exposes the size, revision and subscriber count
-// of a watchable.Map, read only when Prometheus scrapes.
+// metrics, Metrics.ObserveMap exposes the size, revision, subscribers,
+// notifiers and initialization of a watchable map, read only when Prometheus
+// scrapes.
 package message

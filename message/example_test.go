@@ -20,7 +20,7 @@ func ExampleHandleSubscription() {
 	var stock watchable.Map[string, int]
 	stock.Store("apples", 1)
 
-	message.HandleSubscription(ctx, message.Metadata{Runner: "shop", Message: "stock"}, stock.Subscribe(ctx),
+	message.HandleSubscription(ctx, message.Loop{Runner: "shop", Message: "stock"}, stock.Subscribe(ctx),
 		func(ctx context.Context, u watchable.Update[string, int]) error {
 			if u.Delete {
 				fmt.Println("sold out:", u.Key)
@@ -49,7 +49,7 @@ func ExampleHandleSnapshots() {
 	var backends watchable.Map[string, string]
 	backends.Replace(map[string]string{"b": "10.0.0.2", "a": "10.0.0.1"})
 
-	message.HandleSnapshots(ctx, message.Metadata{Runner: "lb", Message: "backends"}, backends.Subscribe(ctx),
+	message.HandleSnapshots(ctx, message.Loop{Runner: "lb", Message: "backends"}, backends.Subscribe(ctx),
 		func(ctx context.Context, s watchable.Snapshot[string, string]) error {
 			fmt.Println("revision", s.Revision, "backends", slices.Sorted(s.State.Keys()))
 			if s.State.Len() == 2 {
@@ -83,7 +83,7 @@ func ExampleNewMetrics() {
 	ctx := context.Background()
 	sub := jobs.Subscribe(ctx)
 	jobs.Close() // the loop handles what sub holds, then returns
-	message.HandleSubscription(ctx, message.Metadata{Runner: "worker", Message: "jobs"}, sub,
+	message.HandleSubscription(ctx, message.Loop{Runner: "worker", Message: "jobs"}, sub,
 		func(ctx context.Context, u watchable.Update[string, int]) error {
 			if u.Key == "b" {
 				return errors.New("job b is broken")

@@ -9,13 +9,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Metadata names a handling loop in logs (keys "runner" and "message") and
-// in metrics (labels of the same names).
-type Metadata struct {
-	// Runner is the component that consumes the subscription.
+// Loop names a handling loop in logs (keys "runner" and "message") and in
+// metrics (labels of the same names).
+type Loop struct {
+	// Runner is the component that consumes the subscription. When it is
+	// empty, the name of the runner whose context the loop runs with is
+	// used (see runner.NameOf).
 	Runner string
 	// Message is what the subscription carries, such as the name of the map.
 	Message string
@@ -29,8 +32,9 @@ type options struct {
 	metrics *Metrics
 }
 
-// WithLogger sends the records about handler errors and panics to l. By
-// default they are discarded.
+// WithLogger sends the records about handler errors and panics to l.
+// Without it, or with a nil l, they go to slog.Default(): a failing handler
+// is never silent.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
@@ -56,8 +60,8 @@ func WithMetrics(m *Metrics) Option {
 // HandleSubscription blocks until sub is closed (its context is done or the
 // map is closed), after handling what sub still held, or until ctx is done,
 // which stops it before the next update. ctx is passed to handle.
-func HandleSubscription[K comparable, V any](ctx context.Context, meta Metadata, sub <-chan watchable.Snapshot[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
-	h := newHandler(meta, opts)
+func HandleSubscription[K comparable, V any](ctx context.Context, loop Loop, sub <-chan watchable.Snapshot[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
+	h := newHandler(ctx, loop, opts)
 	for {
 		snap, ok := receive(ctx, sub)
 		if !ok {
@@ -83,8 +87,8 @@ func HandleSubscription[K comparable, V any](ctx context.Context, meta Metadata,
 // handle is called once per delivered snapshot, in order, the first holding
 // the initial contents. Errors and panics are treated as in
 // HandleSubscription.
-func HandleSnapshots[K comparable, V any](ctx context.Context, meta Metadata, sub <-chan watchable.Snapshot[K, V], handle func(ctx context.Context, s watchable.Snapshot[K, V]) error, opts ...Option) {
-	h := newHandler(meta, opts)
+func HandleSnapshots[K comparable, V any](ctx context.Context, loop Loop, sub <-chan watchable.Snapshot[K, V], handle func(ctx context.Context, s watchable.Snapshot[K, V]) error, opts ...Option) {
+	h := newHandler(ctx, loop, opts)
 	for {
 		snap, ok := receive(ctx, sub)
 		if !ok {
@@ -115,7 +119,7 @@ func receive[K comparable, V any](ctx context.Context, sub <-chan watchable.Snap
 // handler holds one loop's logger and metrics, resolved once so that
 // handling an update costs no label lookups.
 type handler struct {
-	meta     Metadata
+	meta     Loop
 	log      *slog.Logger
 	metrics  bool
 	updates  prometheus.Counter
@@ -125,14 +129,17 @@ type handler struct {
 	batch    prometheus.Observer
 }
 
-func newHandler(meta Metadata, opts []Option) *handler {
+func newHandler(ctx context.Context, meta Loop, opts []Option) *handler {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if meta.Runner == "" {
+		meta.Runner = runner.NameOf(ctx)
+	}
 	h := &handler{meta: meta, log: o.logger}
 	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
+		h.log = slog.Default()
 	}
 	if m := o.metrics; m != nil {
 		h.metrics = true

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // on a loaded 2-core machine.
 const patience = 30 * time.Second
 
-var meta = message.Metadata{Runner: "test-runner", Message: "test-map"}
+var meta = message.Loop{Runner: "test-runner", Message: "test-map"}
 
 // goHandle runs fn in a goroutine and returns a channel closed when it
 // returns.
@@ -506,5 +507,57 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	}, message.WithMetrics(nil), message.WithLogger(nil))
 	if calls != 1 {
 		t.Errorf("handler called %d times, want 1", calls)
+	}
+}
+
+// With no options at all, a failing or panicking handler is logged through
+// slog.Default(): failures are never silent.
+func TestFailuresAreLoggedByDefault(t *testing.T) {
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	defer slog.SetDefault(old)
+
+	var m watchable.Map[string, int]
+	m.Store("bad", 1)
+	m.Store("panics", 2)
+	sub := m.Subscribe(context.Background())
+	m.Close()
+	message.HandleSubscription(context.Background(), message.Loop{Message: "jobs"}, sub,
+		func(_ context.Context, u watchable.Update[string, int]) error {
+			if u.Key == "panics" {
+				panic("handler exploded")
+			}
+			return errors.New("handler failed")
+		})
+	out := logs.String()
+	for _, want := range []string{`msg="message handler failed"`, `error="handler failed"`, `key=bad`,
+		`msg="message handler panicked"`, `panic="handler exploded"`, `message=jobs`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("default log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// A Loop without a Runner takes the name of the runner whose context the
+// loop runs with.
+func TestLoopRunnerDefaultsToTheRunnersName(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	err := runner.Run(context.Background(), runner.Func("importer", func(ctx context.Context) error {
+		sub := m.Subscribe(ctx)
+		go m.Close()
+		message.HandleSubscription(ctx, message.Loop{Message: "items"}, sub,
+			func(context.Context, watchable.Update[string, int]) error { return errors.New("nope") },
+			message.WithLogger(logger))
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "runner=importer") {
+		t.Errorf("log does not name the runner:\n%s", logs.String())
 	}
 }

@@ -21,6 +21,8 @@ import (
 //	switchyard_map_entries      gauge: entries in the map
 //	switchyard_map_revision     gauge: the map's revision, its number of effective writes
 //	switchyard_map_subscribers  gauge: open subscriptions
+//	switchyard_map_notifiers    gauge: Notify registrations
+//	switchyard_map_initialized  gauge: 1 when the map is initialized, else 0
 //
 // A Metrics is safe for concurrent use by any number of loops. A nil
 // *Metrics records nothing.

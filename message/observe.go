@@ -8,21 +8,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// MapStats is what ObserveMap reads from a map. Every *watchable.Map
-// implements it. Its methods are called on the goroutine that gathers the
-// metrics, so they must be safe for concurrent use.
+// MapStats is what ObserveMap reads from a map. Every *watchable.Map and
+// watchable.View implements it. Its methods are called on the goroutine that
+// gathers the metrics, so they must be safe for concurrent use.
 type MapStats interface {
 	Len() int
 	Revision() uint64
 	Subscribers() int
+	Notifiers() int
+	Initialized() <-chan struct{}
 }
 
 // ErrAlreadyObserved is returned by ObserveMap for a name that is already
 // observed.
 var ErrAlreadyObserved = errors.New("map name already observed")
 
-// ObserveMap exposes the entries, revision and subscribers of mp under the
-// label map=name (see Metrics). They are read when Prometheus scrapes, so
+// ObserveMap exposes the entries, revision, subscribers, notifiers and
+// initialization of mp under the label map=name (see Metrics). They are read when Prometheus scrapes, so
 // observing a map costs its writers nothing.
 //
 // The returned stop function removes the map from the metrics; it is
@@ -41,7 +43,7 @@ func (m *Metrics) ObserveMap(name string, mp MapStats) (stop func(), err error) 
 // fixed, so the registry can check them once; the set of maps changes
 // freely.
 type mapCollector struct {
-	entries, revision, subscribers *prometheus.Desc
+	entries, revision, subscribers, notifiers, initialized *prometheus.Desc
 
 	mu   sync.Mutex
 	maps map[string]*observed
@@ -55,6 +57,8 @@ func newMapCollector() *mapCollector {
 		entries:     prometheus.NewDesc("switchyard_map_entries", "Entries in a watchable map.", labels, nil),
 		revision:    prometheus.NewDesc("switchyard_map_revision", "Revision of a watchable map: the number of effective writes so far.", labels, nil),
 		subscribers: prometheus.NewDesc("switchyard_map_subscribers", "Open subscriptions to a watchable map.", labels, nil),
+		notifiers:   prometheus.NewDesc("switchyard_map_notifiers", "Notify registrations on a watchable map.", labels, nil),
+		initialized: prometheus.NewDesc("switchyard_map_initialized", "1 when a watchable map is initialized (no initializer pending), else 0.", labels, nil),
 		maps:        make(map[string]*observed),
 	}
 }
@@ -87,6 +91,8 @@ func (c *mapCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.entries
 	ch <- c.revision
 	ch <- c.subscribers
+	ch <- c.notifiers
+	ch <- c.initialized
 }
 
 // Collect implements prometheus.Collector.
@@ -101,5 +107,13 @@ func (c *mapCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.GaugeValue, float64(mp.Len()), name)
 		ch <- prometheus.MustNewConstMetric(c.revision, prometheus.GaugeValue, float64(mp.Revision()), name)
 		ch <- prometheus.MustNewConstMetric(c.subscribers, prometheus.GaugeValue, float64(mp.Subscribers()), name)
+		ch <- prometheus.MustNewConstMetric(c.notifiers, prometheus.GaugeValue, float64(mp.Notifiers()), name)
+		initialized := 0.0
+		select {
+		case <-mp.Initialized():
+			initialized = 1
+		default:
+		}
+		ch <- prometheus.MustNewConstMetric(c.initialized, prometheus.GaugeValue, initialized, name)
 	}
 }

@@ -49,6 +49,8 @@ func TestObserveMapReadsOnScrape(t *testing.T) {
 	routes.Delete("b")
 	subs := []<-chan watchable.Snapshot[string, int]{routes.Subscribe(ctx), routes.Subscribe(ctx)}
 	hosts.Store(1, "h1")
+	routes.Notify(ctx, make(chan struct{}, 1))
+	hostsLoaded := hosts.RegisterInitializer("test")
 
 	want := `
 # HELP switchyard_map_entries Entries in a watchable map.
@@ -67,6 +69,20 @@ switchyard_map_subscribers{map="routes"} 2
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), mapMetricNames...); err != nil {
 		t.Error(err)
 	}
+	want = `
+# HELP switchyard_map_notifiers Notify registrations on a watchable map.
+# TYPE switchyard_map_notifiers gauge
+switchyard_map_notifiers{map="hosts"} 0
+switchyard_map_notifiers{map="routes"} 1
+# HELP switchyard_map_initialized 1 when a watchable map is initialized (no initializer pending), else 0.
+# TYPE switchyard_map_initialized gauge
+switchyard_map_initialized{map="hosts"} 0
+switchyard_map_initialized{map="routes"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "switchyard_map_notifiers", "switchyard_map_initialized"); err != nil {
+		t.Error(err)
+	}
+	hostsLoaded()
 
 	cancel() // ends both subscriptions, once their channels are closed
 	for _, sub := range subs {
