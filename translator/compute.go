@@ -38,9 +38,11 @@ type Input interface {
 // keys whose values changed, in one snapshot, and nothing at all when the
 // result is the same.
 //
-// If fn returns an error or panics, out keeps the last published result, the
-// error is reported with runner.Report (and cleared on the next success),
-// and fn runs again on the next change. The runner is ready once the first
+// If fn returns an error or panics, out keeps the last published result, and
+// fn runs again on the next change. The failure is reported through
+// runner.HealthOf(ctx) under the key "translator " + name, and cleared by
+// the next success, so problems that fn reports under keys of its own are
+// left alone. The runner is ready once the first
 // result has been published. Like Derive, it is the owner of out: do not give
 // out another writer.
 //
@@ -85,6 +87,7 @@ func (c *computation[K, V]) Run(ctx context.Context) error {
 		in.Notify(ctx, changed)
 	}
 
+	health := runner.HealthOf(ctx)
 	failed := false
 	for {
 		result, err := c.call(ctx)
@@ -94,13 +97,13 @@ func (c *computation[K, V]) Run(ctx context.Context) error {
 				return nil
 			}
 			failed = true
-			runner.Report(ctx, fmt.Errorf("translator %s: compute: %w", c.name, err))
+			health.Report(problemKey(c.name), fmt.Errorf("translator %s: compute: %w", c.name, err))
 		default:
 			c.out.Replace(result)
 			c.readyOnce.Do(func() { close(c.ready) })
 			if failed {
 				failed = false
-				runner.Report(ctx, nil)
+				health.Report(problemKey(c.name), nil)
 			}
 		}
 		// Wait for the next change.

@@ -44,9 +44,11 @@ import (
 // previous value is not translated. Derive panics if WithInputEqual was given
 // a function for a type other than V1.
 //
-// Failures are reported with runner.Report (the current set, cleared when
-// the last one is resolved), and to the WithLogger and WithErrorHandler
-// options.
+// Failures are reported through runner.HealthOf(ctx) under the key
+// "translator " + name (the current set, cleared when the last one is
+// resolved), so problems that fn reports under keys of its own are left
+// alone; they are also logged (see WithLogger) and passed to
+// WithErrorHandler.
 //
 // The runner is the owner of out: it deletes keys it no longer produces, and
 // its first publication deletes anything else out held. Do not give out
@@ -95,6 +97,7 @@ func (d *derivation[K1, V1, K2, V2]) Ready() <-chan struct{} { return d.ready }
 func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &deriveRun[K1, V1, K2, V2]{
 		d:         d,
+		health:    runner.HealthOf(ctx),
 		produced:  make(map[K1]map[K2]V2),
 		claims:    make(map[K2][]K1),
 		failed:    make(map[K1]error),
@@ -107,7 +110,8 @@ func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 // deriveRun is the state of one Run: what each input key produced last, and
 // who claims each output key. It is only used by the Run goroutine.
 type deriveRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	d *derivation[K1, V1, K2, V2]
+	d      *derivation[K1, V1, K2, V2]
+	health runner.Health
 
 	// produced holds the last successful result per input key.
 	produced map[K1]map[K2]V2
@@ -166,7 +170,7 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 	r.checkConflicts()
 	if r.dirty {
 		r.dirty = false
-		runner.Report(ctx, r.summary())
+		r.health.Report(problemKey(r.d.name), r.summary())
 	}
 	return true
 }
@@ -193,9 +197,9 @@ func (r *deriveRun[K1, V1, K2, V2]) fail(k K1, err error, stack []byte) {
 	r.failed[k] = ke
 	r.dirty = true
 	if stack != nil {
-		r.d.cfg.logger.Error("transformation panicked", "runner", r.d.name, "key", k, "error", err, "stack", string(stack))
+		r.d.cfg.log().Error("transformation panicked", "runner", r.d.name, "key", k, "error", ke, "stack", string(stack))
 	} else {
-		r.d.cfg.logger.Warn("transformation failed", "runner", r.d.name, "key", k, "error", err)
+		r.d.cfg.log().Warn("transformation failed", "runner", r.d.name, "key", k, "error", ke)
 	}
 	if r.d.cfg.onError != nil {
 		r.d.cfg.onError(ke)
@@ -291,7 +295,7 @@ func (r *deriveRun[K1, V1, K2, V2]) checkConflicts() {
 		ce := &ConflictError[K1, K2]{Translator: r.d.name, Key: k2, Claimants: slices.Clone(c), Winner: c[0]}
 		r.conflicts[k2] = ce
 		r.dirty = true
-		r.d.cfg.logger.Warn("output key conflict", "runner", r.d.name, "key", k2, "error", ce)
+		r.d.cfg.log().Warn("output key conflict", "runner", r.d.name, "key", k2, "error", ce)
 		if r.d.cfg.onError != nil {
 			r.d.cfg.onError(ce)
 		}

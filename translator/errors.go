@@ -65,8 +65,15 @@ func (e *ConflictError[K1, K2]) Is(target error) bool { return target == ErrConf
 // that a transformation failing for every key does not produce a huge status.
 const maxReported = 10
 
-// summarize joins errs for runner.Report: nil when there are none, the
-// first few in message order otherwise.
+// problemKey is the key under which a translator reports its failures
+// through runner.HealthOf: its own, so that problems the user's functions
+// report under theirs are never erased by the translator's success, and two
+// translators run by one runner keep theirs apart.
+func problemKey(name string) string { return "translator " + name }
+
+// summarize joins errs into the one problem a translator reports through
+// runner.Health: nil when there are none, the first few in message order
+// otherwise.
 func summarize(errs []error) error {
 	switch len(errs) {
 	case 0:

@@ -50,9 +50,11 @@ import (
 // change often in ways the outputs ignore, such as a timestamp that
 // heartbeats move.
 //
-// Failures are reported with runner.Report (the current set, cleared when
-// the last one is resolved), and to the WithLogger and WithErrorHandler
-// options.
+// Failures are reported through runner.HealthOf(ctx) under the key
+// "translator " + name (the current set, cleared when the last one is
+// resolved), so problems that build reports under keys of its own are left
+// alone; they are also logged (see WithLogger) and passed to
+// WithErrorHandler.
 //
 // The runner is the owner of out: do not give out another writer. Run
 // returns nil when ctx is done; if in is closed, the runner keeps its
@@ -105,6 +107,7 @@ func (g *grouping[K1, V1, K2, V2]) Ready() <-chan struct{} { return g.ready }
 func (g *grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &groupRun[K1, V1, K2, V2]{
 		g:         g,
+		health:    runner.HealthOf(ctx),
 		groupOf:   make(map[K1]K2),
 		members:   make(map[K2]map[K1]V1),
 		failed:    make(map[K2]error),
@@ -118,7 +121,8 @@ func (g *grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
 // groupRun is the state of one Run: the membership of every group. It is
 // only used by the Run goroutine.
 type groupRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	g *grouping[K1, V1, K2, V2]
+	g      *grouping[K1, V1, K2, V2]
+	health runner.Health
 
 	groupOf map[K1]K2        // the group of each input key that has one
 	members map[K2]map[K1]V1 // the newest value of each member, by group
@@ -159,7 +163,7 @@ func (r *groupRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sna
 	r.publish(first)
 	if r.dirty {
 		r.dirty = false
-		runner.Report(ctx, r.summary())
+		r.health.Report(problemKey(r.g.name), r.summary())
 	}
 	return true
 }
@@ -315,9 +319,9 @@ func (r *groupRun[K1, V1, K2, V2]) failKey(ctx context.Context, k K1, err error,
 
 func (r *groupRun[K1, V1, K2, V2]) log(err error, key any, stack []byte, panicked, failed string) {
 	if stack != nil {
-		r.g.cfg.logger.Error(panicked, "runner", r.g.name, "key", key, "error", err, "stack", string(stack))
+		r.g.cfg.log().Error(panicked, "runner", r.g.name, "key", key, "error", err, "stack", string(stack))
 	} else {
-		r.g.cfg.logger.Warn(failed, "runner", r.g.name, "key", key, "error", err)
+		r.g.cfg.log().Warn(failed, "runner", r.g.name, "key", key, "error", err)
 	}
 	if r.g.cfg.onError != nil {
 		r.g.cfg.onError(err)

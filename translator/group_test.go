@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -270,33 +269,15 @@ func TestGroupKeyPanicKeepsEntry(t *testing.T) {
 func TestGroupFailuresReachStatus(t *testing.T) {
 	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
 	in.Store("a", "x:1")
-	r := translator.Group("list", in, out, groupOf, list)
-	g := runner.NewGroup(runner.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, r) }()
-	defer func() {
-		cancel()
-		if err := receive(t, done); err != nil {
-			t.Errorf("group returned %v", err)
-		}
-	}()
-	receive(t, g.Ready())
+	g := startGroup(t, translator.Group("list", in, out, groupOf, list, translator.WithLogger(discard)))
 
-	problem := func(text string) {
-		t.Helper()
-		waitFor(t, func() bool {
-			st, _ := g.Status().Load("list")
-			return (text == "") == (st.Problem == "") && strings.Contains(st.Problem, text)
-		}, "the status of list to have the problem %q", text)
-	}
 	in.Store("b", "x:fail")
-	problem("translator list: key x: member b fails")
+	waitProblems(t, g, "list", map[string]string{"translator list": "translator list: key x: member b fails"})
 	in.Store("c", "y:fail")
-	problem("key y: member c fails")
+	waitProblems(t, g, "list", map[string]string{"translator list": "key y: member c fails"})
 	in.Delete("c") // y is gone, and its failure with it
 	in.Store("b", "x:2")
-	problem("")
+	waitProblems(t, g, "list", nil)
 }
 
 func TestGroupInputEqual(t *testing.T) {
@@ -454,19 +435,6 @@ func TestGroupMatchesFromScratch(t *testing.T) {
 				waitContents(t, out, want)
 			}
 		})
-	}
-}
-
-// waitFor waits until cond holds, failing the test with the message made of
-// format and args if it does not within waitTimeout.
-func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for "+format, append([]any{waitTimeout}, args...)...)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger  *slog.Logger
+	logger  *slog.Logger // nil: slog.Default(), looked up when logging
 	onError func(error)
 
 	inputEqual     any // func(a, b V) bool from WithInputEqual, V the input value type
@@ -18,22 +18,28 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.New(slog.DiscardHandler)}
+	var c config
 	for _, o := range opts {
 		o(&c)
 	}
 	return c
 }
 
-// WithLogger logs failures of the transformation (one record per failed key
-// or conflict, with keys "runner", "key" and "error", and "stack" for a
-// panic) to l. By default nothing is logged.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
+// log returns the logger failures go to.
+func (c *config) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
 	}
+	return slog.Default()
+}
+
+// WithLogger sends the records of failures of the transformation to l: one
+// record per failed key or conflict, with the keys "runner" (the
+// translator's name), "key" and "error", and "stack" for a panic. Without
+// it, or with a nil l, they go to slog.Default(): a failing transformation
+// is never silent.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
 }
 
 // WithErrorHandler calls fn with each failure as it happens: a *KeyError
