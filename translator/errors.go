@@ -18,11 +18,11 @@ var ErrConflict = errors.New("output key produced by more than one input key")
 // reported KeyError is not modified afterwards, so it may be read from any
 // goroutine.
 //
-// For Derive, Key is the input key. For Group, Key is the group key when
+// For Derive, Key is the input key. For GroupBy, Key is the group key when
 // build fails, and the input key when the key function (or the input
 // equality) panics.
 type KeyError[K comparable] struct {
-	Translator string // the name given to Derive or Group
+	Translator string // the name given to Derive or GroupBy
 	Key        K      // the key that failed (see above)
 	Err        error  // what the transformation returned, or wraps ErrPanicked
 }

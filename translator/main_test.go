@@ -12,11 +12,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// Every translator is a runner with readiness, without type assertions.
+var (
+	_ readyRunner = (*translator.Derivation[string, int, string, int])(nil)
+	_ readyRunner = (*translator.Grouping[string, int, string, int])(nil)
+	_ readyRunner = (*translator.Computation[string, int])(nil)
+)
+
+type readyRunner interface {
+	runner.Runner
+	runner.Readier
 }
 
 // waitTimeout is generous: CI runs everything with -race on two busy cores.
@@ -61,12 +74,22 @@ func startGroup(t *testing.T, runners ...runner.Runner) *runner.Group {
 }
 
 // waitReady waits until r is ready.
-func waitReady(t *testing.T, r runner.Runner) {
+func waitReady(t *testing.T, r readyRunner) {
 	t.Helper()
 	select {
-	case <-r.(runner.Readier).Ready():
+	case <-r.Ready():
 	case <-time.After(waitTimeout):
 		t.Fatalf("%s: not ready after %v", r.Name(), waitTimeout)
+	}
+}
+
+// isReady reports whether r is ready now.
+func isReady(r runner.Readier) bool {
+	select {
+	case <-r.Ready():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -88,9 +111,9 @@ func waitState[K comparable, V any](t *testing.T, m watchable.View[K, V], cond f
 }
 
 // waitContents waits until m holds exactly want.
-func waitContents[K comparable, V any](t *testing.T, m *watchable.Map[K, V], want map[K]V) {
+func waitContents[K comparable, V any](t *testing.T, m watchable.View[K, V], want map[K]V) {
 	t.Helper()
-	waitState(t, m.View(), func(s watchable.State[K, V]) bool { return cmp.Diff(want, s.Map()) == "" },
+	waitState(t, m, func(s watchable.State[K, V]) bool { return cmp.Diff(want, s.Map()) == "" },
 		"the contents %v", want)
 }
 

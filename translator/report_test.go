@@ -23,15 +23,14 @@ var discard = slog.New(slog.DiscardHandler)
 func TestFailuresReachStatus(t *testing.T) {
 	in := new(watchable.Map[string, string])
 	in.Store("a", "x")
-	derived, computed := new(watchable.Map[string, string]), new(watchable.Map[string, int])
-	derive := translator.Derive("split", in, derived, split, translator.WithLogger(discard))
-	compute := translator.Compute("count", computed, func(context.Context) (map[string]int, error) {
+	derive := translator.Derive("split", in.View(), split, translator.WithLogger(discard))
+	compute := translator.Compute("count", []translator.Input{in}, func(context.Context) (map[string]int, error) {
 		s := in.State()
 		if v, _ := s.Get("a"); v == "fail" {
 			return nil, errors.New("a is fail")
 		}
 		return map[string]int{"entries": s.Len()}, nil
-	}, in)
+	}, translator.WithLogger(discard))
 	g := startGroup(t, derive, compute)
 
 	in.Store("a", "fail")
@@ -58,8 +57,7 @@ func TestFailuresReachStatus(t *testing.T) {
 func TestComputeKeepsTheProblemsOfFn(t *testing.T) {
 	in := new(watchable.Map[string, string])
 	in.Store("mode", "fail")
-	out := new(watchable.Map[string, int])
-	c := translator.Compute("count", out, func(ctx context.Context) (map[string]int, error) {
+	c := translator.Compute("count", []translator.Input{in}, func(ctx context.Context) (map[string]int, error) {
 		mode, _ := in.State().Get("mode")
 		switch mode {
 		case "fail":
@@ -70,7 +68,7 @@ func TestComputeKeepsTheProblemsOfFn(t *testing.T) {
 			runner.HealthOf(ctx).Report("mine", nil)
 		}
 		return map[string]int{"entries": in.State().Len()}, nil
-	}, in)
+	}, translator.WithLogger(discard))
 	g := runner.NewGroup()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -84,17 +82,17 @@ func TestComputeKeepsTheProblemsOfFn(t *testing.T) {
 	waitProblems(t, g, "count", map[string]string{"translator count": "translator count: compute: cannot count"})
 
 	in.Store("mode", "degraded")
-	waitContents(t, out, map[string]int{"entries": 1}) // published
+	waitContents(t, c.Output(), map[string]int{"entries": 1}) // published
 	waitProblems(t, g, "count", map[string]string{"mine": "counting without the cache"})
 
 	in.Store("mode", "fine")
 	waitProblems(t, g, "count", nil)
 }
 
-// TestDeriveAndGroupKeepTheProblemsOfFn checks the same for the
+// TestDeriveAndGroupByKeepTheProblemsOfFn checks the same for the
 // translators that report per key: a transformation that reports a problem
 // of its own keeps it when the translator clears its failures.
-func TestDeriveAndGroupKeepTheProblemsOfFn(t *testing.T) {
+func TestDeriveAndGroupByKeepTheProblemsOfFn(t *testing.T) {
 	in := new(watchable.Map[string, string])
 	in.Store("a", "x:fail")
 	reportMine := func(ctx context.Context, v string) error {
@@ -106,13 +104,13 @@ func TestDeriveAndGroupKeepTheProblemsOfFn(t *testing.T) {
 		}
 		return nil
 	}
-	derive := translator.Derive("derive", in, new(watchable.Map[string, string]), func(ctx context.Context, k, v string) (map[string]string, error) {
+	derive := translator.Derive("derive", in.View(), func(ctx context.Context, k, v string) (map[string]string, error) {
 		if err := reportMine(ctx, v); err != nil {
 			return nil, err
 		}
 		return map[string]string{k: v}, nil
 	}, translator.WithLogger(discard))
-	group := translator.Group("group", in, new(watchable.Map[string, string]), groupOf,
+	group := translator.GroupBy("group", in.View(), groupOf,
 		func(ctx context.Context, _ string, members iter.Seq2[string, string]) (string, error) {
 			for _, v := range members {
 				if err := reportMine(ctx, v); err != nil {
@@ -154,21 +152,27 @@ func (r recorder) Handle(_ context.Context, rec slog.Record) error {
 }
 
 // TestFailuresAreLoggedByDefault checks that, without WithLogger or with a
-// nil logger, failures go to slog.Default(), and with a logger, to it.
+// nil logger, failures of each shape go to slog.Default(), and with a
+// logger, to it.
 func TestFailuresAreLoggedByDefault(t *testing.T) {
 	failing := func(ctx context.Context, k, v string) (map[string]string, error) { return nil, errors.New("no") }
 	shapes := []struct {
 		name string
-		make func(in *watchable.Map[string, string], opts ...translator.Option) runner.Runner
+		make func(in watchable.View[string, string], opts ...translator.Option) readyRunner
 		want string
 	}{
-		{"Derive", func(in *watchable.Map[string, string], opts ...translator.Option) runner.Runner {
-			return translator.Derive("t", in, new(watchable.Map[string, string]), failing, opts...)
+		{"Derive", func(in watchable.View[string, string], opts ...translator.Option) readyRunner {
+			return translator.Derive("t", in, failing, opts...)
 		}, "transformation failed runner=t key=a error=translator t: key a: no"},
-		{"Group", func(in *watchable.Map[string, string], opts ...translator.Option) runner.Runner {
-			return translator.Group("t", in, new(watchable.Map[string, int]), func(k, _ string) (string, bool) { return k, true },
+		{"GroupBy", func(in watchable.View[string, string], opts ...translator.Option) readyRunner {
+			return translator.GroupBy("t", in, func(k, _ string) (string, bool) { return k, true },
 				func(context.Context, string, iter.Seq2[string, string]) (int, error) { panic("boom") }, opts...)
 		}, "build panicked runner=t key=a error=translator t: key a: transformation panicked: boom"},
+		{"Compute", func(in watchable.View[string, string], opts ...translator.Option) readyRunner {
+			return translator.Compute("t", []translator.Input{in}, func(context.Context) (map[string]int, error) {
+				return nil, errors.New("no")
+			}, opts...)
+		}, "computation failed runner=t error=translator t: compute: no"},
 	}
 	for _, shape := range shapes {
 		for _, logger := range []string{"absent", "nil", "given"} {
@@ -188,7 +192,7 @@ func TestFailuresAreLoggedByDefault(t *testing.T) {
 				}
 				in := new(watchable.Map[string, string])
 				in.Store("a", "x")
-				start(t, shape.make(in, opts...))
+				start(t, shape.make(in.View(), opts...))
 				if got := receive(t, want); got != shape.want {
 					t.Errorf("record %q, want %q", got, shape.want)
 				}
