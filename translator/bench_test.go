@@ -39,7 +39,7 @@ func BenchmarkChainLatency(b *testing.B) {
 	}()
 	tail := in.Subscribe(ctx)
 	for snap := range tail { // until the whole chain has run once
-		if snap.State.Len() == keys {
+		if snap.Initialized {
 			break
 		}
 	}

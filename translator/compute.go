@@ -15,9 +15,9 @@ import (
 //
 //	translator.Compute("routes", []translator.Input{listeners, backends.View(), policies}, build)
 //
-// Compute only needs to know when an input changed (see
-// watchable.Map.Notify); the computation reads the inputs itself, typed,
-// through their State method.
+// Compute only needs to know when an input is initialized and when it
+// changed (see watchable.Map.Notify); the computation reads the inputs
+// itself, typed, through their State method.
 type Input interface {
 	Notify(ctx context.Context, ch chan<- struct{})
 	Initialized() <-chan struct{}
@@ -35,15 +35,18 @@ type Input interface {
 // mutated; the returned map is copied and may be reused by fn afterwards. fn
 // runs on Run's goroutine, one call at a time, with Run's ctx.
 //
-// fn runs once when Run starts, and again after changes. Changes are
-// coalesced: when several inputs change together, or change
+// fn never runs before every input is initialized (see
+// watchable.Map.RegisterInitializer): Run first waits for them all, so fn
+// never computes from a partial picture, and the changes made to inputs
+// while it waits cost nothing. Then fn runs once, and again after changes.
+// Changes are coalesced: when several inputs change together, or change
 // again while fn runs, fn runs once more afterwards, not once per change.
 // The result is published with Replace, so subscribers of the output see
 // only the keys whose values changed, in one snapshot, and nothing at all
 // when the result is the same.
 //
-// The output is initialized (see watchable.Map.RegisterInitializer), and
-// Ready closed, once the first result of fn has been published.
+// The output is initialized, and Ready closed, once the first result of fn
+// (necessarily computed from initialized inputs) has been published.
 //
 // If fn returns an error or panics, the output keeps the last published
 // result and fn runs again on the next change. The failure is reported
@@ -97,6 +100,18 @@ func (c *Computation[K, V]) Run(ctx context.Context) error {
 	c.guard.start("translator.Computation "+c.name, func() {})
 	defer c.guard.stop()
 
+	// Wait for every input to be initialized before watching them: a map
+	// closes its Initialized channel and then, in the same critical
+	// section, signals its Notify channels. Registering with Notify only
+	// afterwards keeps that signal from causing a second computation right
+	// after the first; writes made in between are read by fn anyway.
+	for _, in := range c.inputs {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-in.Initialized():
+		}
+	}
 	// One channel with room for one signal, shared by all inputs: any
 	// number of changes across them while fn runs leave one signal, so a
 	// burst becomes one more computation.

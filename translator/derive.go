@@ -42,8 +42,11 @@ import (
 //     the order of events.
 //
 // The output is initialized (see watchable.Map.RegisterInitializer), and
-// Ready closed, once the first translation of the whole input has been
-// published. Keys that fail do not hold it back; they are reported.
+// Ready closed, once the translation of a snapshot of in taken while in was
+// initialized has been published. Until then, translations of an
+// uninitialized input are published as they come, so the output may be
+// partial, and its snapshots say Initialized false. Keys that fail do not
+// hold initialization back; they are reported.
 //
 // Failures are reported through runner.HealthOf(ctx) under the key
 // "translator " + name (the current set, cleared when the last one is
@@ -87,8 +90,8 @@ func (d *Derivation[K1, V1, K2, V2]) Name() string { return d.name }
 func (d *Derivation[K1, V1, K2, V2]) Output() watchable.View[K2, V2] { return d.out.View() }
 
 // Ready returns the output's Initialized channel: it is closed once the
-// first translation of the whole input has been published, and stays
-// closed.
+// output holds the translation of the initialized input (see Derive), and
+// stays closed.
 func (d *Derivation[K1, V1, K2, V2]) Ready() <-chan struct{} { return d.out.Initialized() }
 
 // WithInputEqual makes the translator ignore a change to an input entry

@@ -47,10 +47,19 @@
 // *Computation) with Name, Run, Ready and Output: a runner.Runner and a
 // runner.Readier, to run with the rest of the program in a runner group.
 //
-// Ready is the output's Initialized channel (see
-// watchable.Map.RegisterInitializer): the translator registers an
-// initializer on its output when it is made, and finishes it once its first
-// output has been published.
+// # Readiness
+//
+// Readiness follows the data (see watchable.Map.RegisterInitializer). A
+// translator registers an initializer on its output when it is made, and
+// finishes it once every input is initialized and the first output computed
+// from the initialized inputs has been published; Ready is the output's
+// Initialized channel. Derive and GroupBy publish translations of an
+// uninitialized input as they come (the output is partial until then, and
+// its snapshots say so); Compute does not call its function at all before
+// every input is initialized. A chain of translators over a provider's map
+// thus becomes ready when the provider has loaded and the chain has carried
+// the load to its end, with no ordering by hand, and a consumer waiting on
+// an output's Initialized never acts on a partial picture.
 //
 // # Failures
 //

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -190,4 +191,43 @@ func ExampleGrouping_WithInputEqual() {
 	fmt.Println("web has", n, "instances after", builds, "builds")
 	// Output:
 	// web has 3 instances after 2 builds
+}
+
+// The translators' readiness follows their inputs': a translator is ready
+// when its inputs are initialized and its first output from them is
+// published, so nothing downstream computes from a partial load, and a
+// runner group is ready only then.
+func Example_readiness() {
+	services := new(watchable.Map[string, int]) // service name -> port
+	// The writer of services (a provider, say) declares its first load.
+	loaded := services.RegisterInitializer("loader")
+
+	urls := translator.Derive("urls", services.View(),
+		func(_ context.Context, name string, port int) (map[string]string, error) {
+			return map[string]string{name: fmt.Sprintf("http://%s.internal:%d", name, port)}, nil
+		})
+	count := translator.Compute("count", []translator.Input{urls.Output()},
+		func(context.Context) (map[string]int, error) {
+			n := urls.Output().Len()
+			fmt.Println("computing from", n, "urls")
+			return map[string]int{"urls": n}, nil
+		})
+
+	g := runner.NewGroup()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Run(ctx, urls, count) }()
+
+	services.Store("web", 8080) // urls may publish this early; count waits
+	services.Store("api", 9090)
+	loaded()
+
+	<-g.Ready()
+	fmt.Println(count.Output().State().Map())
+	cancel()
+	fmt.Println("Run returned", <-done)
+	// Output:
+	// computing from 2 urls
+	// map[urls:2]
+	// Run returned <nil>
 }

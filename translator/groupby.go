@@ -46,9 +46,11 @@ import (
 //     (type K1), until key succeeds for it or it is deleted.
 //
 // The output is initialized (see watchable.Map.RegisterInitializer), and
-// Ready closed, once the first grouping of the whole input has been
-// published. Groups that fail to build do not hold it back; they are
-// reported.
+// Ready closed, once the grouping of a snapshot of in taken while in was
+// initialized has been published. Until then, groupings of an uninitialized
+// input are published as they come, so the output may be partial, and its
+// snapshots say Initialized false. Groups that fail to build do not hold
+// initialization back; they are reported.
 //
 // Failures are reported through runner.HealthOf(ctx) under the key
 // "translator " + name (the current set, cleared when the last one is
@@ -94,7 +96,8 @@ func (g *Grouping[K1, V1, K2, V2]) Name() string { return g.name }
 func (g *Grouping[K1, V1, K2, V2]) Output() watchable.View[K2, V2] { return g.out.View() }
 
 // Ready returns the output's Initialized channel: it is closed once the
-// first grouping of the whole input has been published, and stays closed.
+// output holds the grouping of the initialized input (see GroupBy), and
+// stays closed.
 func (g *Grouping[K1, V1, K2, V2]) Ready() <-chan struct{} { return g.out.Initialized() }
 
 // WithInputEqual makes the translator ignore a change to an input entry
