@@ -75,10 +75,11 @@ func TestComputeCoalescesBursts(t *testing.T) {
 	names, ports := new(watchable.Map[string, int]), new(watchable.Map[int, string])
 	var calls atomic.Int64
 	var gate atomic.Bool
+	called := make(chan int64, 100) // the number of each call, as it starts
 	entered, release := make(chan struct{}), make(chan struct{})
 	fn := join(names.View(), ports.View())
 	c := translator.Compute("join", []translator.Input{names, ports}, func(ctx context.Context) (map[string]string, error) {
-		calls.Add(1)
+		called <- calls.Add(1)
 		if gate.Load() {
 			entered <- struct{}{}
 			<-release
@@ -86,10 +87,14 @@ func TestComputeCoalescesBursts(t *testing.T) {
 		return fn(ctx)
 	})
 	start(t, c)
-	waitReady(t, c)
+	if n := receive(t, called); n != 1 {
+		t.Fatalf("first call is call %d", n)
+	}
+	waitReady(t, c) // the first call has returned
 
 	gate.Store(true)
 	names.Store("first", 0)
+	receive(t, called)
 	receive(t, entered) // fn is now busy with the first change
 	gate.Store(false)
 	want := map[string]string{"first": "8000"}
@@ -100,11 +105,16 @@ func TestComputeCoalescesBursts(t *testing.T) {
 		want[name] = fmt.Sprint(8000 + i)
 	}
 	close(release)
+	// The burst of 100 changes across both inputs, made while fn was
+	// busy, causes one more call.
+	if n := receive(t, called); n != 3 {
+		t.Errorf("the call after the burst is call %d, want 3", n)
+	}
 	waitContents(t, c.Output(), want)
-	// The initial computation, the one for "first", and one for the whole
-	// burst of 100 changes across both inputs.
-	if n := calls.Load(); n != 3 {
-		t.Errorf("fn called %d times, want 3", n)
+	// And no other: the next change causes the fourth.
+	names.Store("last", 0)
+	if n := receive(t, called); n != 4 {
+		t.Errorf("the call after the next change is call %d, want 4", n)
 	}
 }
 
