@@ -95,16 +95,18 @@ func (c *Computation[K, V]) Output() watchable.View[K, V] { return c.out.View() 
 // first result has been published (see Compute), and stays closed.
 func (c *Computation[K, V]) Ready() <-chan struct{} { return c.out.Initialized() }
 
-// Run computes until ctx is done, then returns nil.
+// Run computes until ctx is done, then returns nil. Run panics if it is
+// running already.
 func (c *Computation[K, V]) Run(ctx context.Context) error {
 	c.guard.start("translator.Computation "+c.name, func() {})
 	defer c.guard.stop()
 
 	// Wait for every input to be initialized before watching them: a map
-	// closes its Initialized channel and then, in the same critical
-	// section, signals its Notify channels. Registering with Notify only
-	// afterwards keeps that signal from causing a second computation right
-	// after the first; writes made in between are read by fn anyway.
+	// closes its Initialized channel and then, under the same lock that
+	// Notify takes, signals its Notify channels. Registering with Notify
+	// only afterwards keeps that signal from causing a second computation
+	// right after the first (another Input may cost one, which is
+	// harmless); writes made in between are read by fn anyway.
 	for _, in := range c.inputs {
 		select {
 		case <-ctx.Done():

@@ -120,7 +120,7 @@ func (d *Derivation[K1, V1, K2, V2]) WithInputEqual(eq func(a, b V1) bool) *Deri
 // keeps the outputs and waits for ctx; a map closed before Run is translated
 // once, from its final contents. A Run that follows an earlier one starts
 // again from in's current contents, and its first publication makes the
-// output exactly what it produces.
+// output exactly what it produces. Run panics if it is running already.
 func (d *Derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &deriveRun[K1, V1, K2, V2]{
 		d:         d,

@@ -128,7 +128,7 @@ func (g *Grouping[K1, V1, K2, V2]) WithInputEqual(eq func(a, b V1) bool) *Groupi
 // keeps the outputs and waits for ctx; a map closed before Run is grouped
 // once, from its final contents. A Run that follows an earlier one starts
 // again from in's current contents, and its first publication makes the
-// output exactly what it produces.
+// output exactly what it produces. Run panics if it is running already.
 func (g *Grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &groupRun[K1, V1, K2, V2]{
 		g:         g,
