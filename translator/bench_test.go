@@ -16,21 +16,20 @@ import (
 // percentile.
 func BenchmarkChainLatency(b *testing.B) {
 	const keys = 10_000
-	maps := make([]*watchable.Map[int, int], 4)
-	for i := range maps {
-		maps[i] = new(watchable.Map[int, int])
-	}
+	head := new(watchable.Map[int, int])
 	for k := range keys {
-		maps[0].Store(k, 0)
+		head.Store(k, 0)
 	}
 	next := func(_ context.Context, k, v int) (map[int]int, error) {
 		return map[int]int{k: v + 1}, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 3)
-	for i := range 3 {
-		r := translator.Derive("stage", maps[i], maps[i+1], next)
-		go func() { done <- r.Run(ctx) }()
+	in := head.View()
+	for range 3 {
+		d := translator.Derive("stage", in, next)
+		in = d.Output()
+		go func() { done <- d.Run(ctx) }()
 	}
 	defer func() {
 		cancel()
@@ -38,9 +37,9 @@ func BenchmarkChainLatency(b *testing.B) {
 			<-done
 		}
 	}()
-	tail := maps[3].Subscribe(ctx)
+	tail := in.Subscribe(ctx)
 	for snap := range tail { // until the whole chain has run once
-		if snap.State.Len() == keys {
+		if snap.Initialized {
 			break
 		}
 	}
@@ -50,7 +49,7 @@ func BenchmarkChainLatency(b *testing.B) {
 	for i := range b.N {
 		k, v := i%keys, i+1
 		began := time.Now()
-		maps[0].Store(k, v)
+		head.Store(k, v)
 		for snap := range tail {
 			if got, _ := snap.State.Get(k); got == v+3 {
 				break

@@ -5,31 +5,32 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"sync"
 
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Derive returns a runner that keeps out equal to the union of fn's results
-// over the entries of in.
+// Derive returns a translator that keeps its output map equal to the union
+// of fn's results over the entries of in. The translator creates the output
+// and is its only writer; Output returns a read-only view of it, available
+// at once, so consumers can be wired (and can subscribe) before Run.
 //
 // fn translates one input entry into any number of output entries (none is
 // fine). It should be a pure function of its arguments: the translator calls
 // it again only when that input entry changes, so anything else it reads is
 // not watched (use Compute for that). v is shared with the input map and
 // must not be mutated; the returned map must not be used by fn after it
-// returns. fn runs on the runner's goroutine, one call at a time.
+// returns. fn runs on Run's goroutine, one call at a time, with Run's ctx.
 //
-// While it runs, the runner:
+// While it runs, the translator:
 //
-//   - translates every entry of in when it starts, and makes out exactly the
-//     result (one Replace), then becomes ready;
+//   - translates every entry of in when it starts, and makes the output
+//     exactly the result (one Replace);
 //   - translates only the input keys that changed in each snapshot it reads
-//     from in, and applies the net result to out as one Batch: outputs whose
-//     value changed are stored, outputs that the key produced before and no
-//     longer produces are deleted, and deleting an input key deletes all its
-//     outputs;
+//     from in, and applies the net result to the output as one Batch:
+//     outputs whose value changed are stored, outputs that the key produced
+//     before and no longer produces are deleted, and deleting an input key
+//     deletes all its outputs;
 //   - when fn returns an error or panics for a key, keeps the outputs that
 //     key produced before and reports a *KeyError, until fn succeeds for it
 //     or it is deleted;
@@ -40,74 +41,107 @@ import (
 //     other keys by their fmt.Sprint text, so the winner does not depend on
 //     the order of events.
 //
-// With WithInputEqual, a change to an entry that compares equal to its
-// previous value is not translated. Derive panics if WithInputEqual was given
-// a function for a type other than V1.
+// The output is initialized (see watchable.Map.RegisterInitializer), and
+// Ready closed, once the translation of a snapshot of in taken while in was
+// initialized has been published. Until then, translations of an
+// uninitialized input are published as they come, so the output may be
+// partial, and its snapshots say Initialized false. Keys that fail do not
+// hold initialization back; they are reported.
 //
-// Failures are reported with runner.Report (the current set, cleared when
-// the last one is resolved), and to the WithLogger and WithErrorHandler
-// options.
+// Failures are reported through runner.HealthOf(ctx) under the key
+// "translator " + name (the current set, cleared when the last one is
+// resolved), so problems that fn reports under keys of its own are left
+// alone; they are also logged (see WithLogger) and passed to
+// WithErrorHandler.
 //
-// The runner is the owner of out: it deletes keys it no longer produces, and
-// its first publication deletes anything else out held. Do not give out
-// another writer. Run returns nil when ctx is done; if in is closed, the
-// runner keeps its outputs and waits for ctx (a map closed before Run is
-// translated once, from its final contents). Run must not be called again
-// while it is running; Name and Ready are safe to call from any goroutine.
+// Derive panics if in is a zero watchable.View.
 func Derive[K1 comparable, V1 any, K2 comparable, V2 any](
 	name string,
-	in *watchable.Map[K1, V1],
-	out *watchable.Map[K2, V2],
+	in watchable.View[K1, V1],
 	fn func(ctx context.Context, k K1, v V1) (map[K2]V2, error),
 	opts ...Option,
-) runner.Runner {
-	cfg := newConfig(opts)
-	return &derivation[K1, V1, K2, V2]{
-		name:  name,
-		in:    in,
-		out:   out,
-		fn:    fn,
-		equal: inputEqual[V1](cfg, "Derive", name),
-		cfg:   cfg,
-		ready: make(chan struct{}),
-	}
+) *Derivation[K1, V1, K2, V2] {
+	checkInput(fmt.Sprintf("translator.Derive %s: input", name), in)
+	d := &Derivation[K1, V1, K2, V2]{name: name, in: in, fn: fn, cfg: newConfig(opts)}
+	d.initialized = d.out.RegisterInitializer(name)
+	return d
 }
 
-type derivation[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	name      string
-	in        *watchable.Map[K1, V1]
-	out       *watchable.Map[K2, V2]
-	fn        func(ctx context.Context, k K1, v V1) (map[K2]V2, error)
-	equal     func(a, b V1) bool // nil: every change is translated
-	cfg       config
-	ready     chan struct{}
-	readyOnce sync.Once
+// Derivation is the translator Derive returns: a runner.Runner and a
+// runner.Readier. Name, Ready and Output are safe to call from any
+// goroutine, at any time. Run may be called again after it has returned,
+// not while it runs.
+type Derivation[K1 comparable, V1 any, K2 comparable, V2 any] struct {
+	name        string
+	in          watchable.View[K1, V1]
+	out         watchable.Map[K2, V2]
+	initialized func() // the output's initializer
+	fn          func(ctx context.Context, k K1, v V1) (map[K2]V2, error)
+	cfg         config
+
+	guard runGuard
+	equal func(a, b V1) bool // guarded by guard; nil: every change is translated
 }
 
 // Name returns the name given to Derive.
-func (d *derivation[K1, V1, K2, V2]) Name() string { return d.name }
+func (d *Derivation[K1, V1, K2, V2]) Name() string { return d.name }
 
-// Ready is closed once the first translation of the whole input has been
-// published to the output map.
-func (d *derivation[K1, V1, K2, V2]) Ready() <-chan struct{} { return d.ready }
+// Output returns the read-only view of the map the translator writes.
+func (d *Derivation[K1, V1, K2, V2]) Output() watchable.View[K2, V2] { return d.out.View() }
 
-// Run translates until ctx is done, then returns nil.
-func (d *derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
+// Ready returns the output's Initialized channel: it is closed once the
+// output holds the translation of the initialized input (see Derive), and
+// stays closed.
+func (d *Derivation[K1, V1, K2, V2]) Ready() <-chan struct{} { return d.out.Initialized() }
+
+// WithInputEqual makes the translator ignore a change to an input entry
+// when eq reports the new value equal to the previous one: the entry is not
+// translated again. Use it when inputs often change in fields the outputs
+// ignore, such as a timestamp that heartbeats move: without it, such a
+// change costs a call of fn whose result equals what is published.
+//
+// eq must be an equivalence (reflexive, symmetric, transitive) and must not
+// mutate its arguments; it runs on Run's goroutine, and a panic in it counts
+// as a failure of the transformation for that key. A nil eq translates
+// every change again, as without WithInputEqual.
+//
+// Call it before Run, typically where the translator is made; it returns d
+// so that the calls chain:
+//
+//	translator.Derive("routes", listeners, route).WithInputEqual(sameExceptHeartbeat)
+//
+// Calling it while Run is running is a programming error: it panics.
+func (d *Derivation[K1, V1, K2, V2]) WithInputEqual(eq func(a, b V1) bool) *Derivation[K1, V1, K2, V2] {
+	d.guard.configure("translator.Derivation "+d.name, "WithInputEqual", func() { d.equal = eq })
+	return d
+}
+
+// Run translates until ctx is done, then returns nil. If in is closed, Run
+// keeps the outputs and waits for ctx; a map closed before Run is translated
+// once, from its final contents. A Run that follows an earlier one starts
+// again from in's current contents, and its first publication makes the
+// output exactly what it produces. Run panics if it is running already.
+func (d *Derivation[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &deriveRun[K1, V1, K2, V2]{
 		d:         d,
+		health:    runner.HealthOf(ctx),
 		produced:  make(map[K1]map[K2]V2),
 		claims:    make(map[K2][]K1),
 		failed:    make(map[K1]error),
 		conflicts: make(map[K2]*ConflictError[K1, K2]),
 	}
-	follow(ctx, d.in, r.apply, func() { d.readyOnce.Do(func() { close(d.ready) }) })
+	d.guard.start("translator.Derivation "+d.name, func() { r.equal = d.equal })
+	defer d.guard.stop()
+	follow(ctx, d.in, r.apply, d.initialized)
 	return nil
 }
 
 // deriveRun is the state of one Run: what each input key produced last, and
 // who claims each output key. It is only used by the Run goroutine.
 type deriveRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	d *derivation[K1, V1, K2, V2]
+	d      *Derivation[K1, V1, K2, V2]
+	health runner.Health
+	equal  func(a, b V1) bool // nil: every change is translated
 
 	// produced holds the last successful result per input key.
 	produced map[K1]map[K2]V2
@@ -159,14 +193,14 @@ func (r *deriveRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sn
 		}
 		r.set(u.Key, outs)
 	}
-	if r.d.equal != nil {
+	if r.equal != nil {
 		r.prev = snap.State
 	}
 	r.publish(first)
 	r.checkConflicts()
 	if r.dirty {
 		r.dirty = false
-		runner.Report(ctx, r.summary())
+		r.health.Report(problemKey(r.d.name), r.summary())
 	}
 	return true
 }
@@ -179,8 +213,8 @@ func (r *deriveRun[K1, V1, K2, V2]) call(ctx context.Context, k K1, v V1) (outs 
 			outs, skip, stack, err = nil, false, debug.Stack(), fmt.Errorf("%w: %v", ErrPanicked, p)
 		}
 	}()
-	if r.d.equal != nil {
-		if old, ok := r.prev.Get(k); ok && r.d.equal(old, v) {
+	if r.equal != nil {
+		if old, ok := r.prev.Get(k); ok && r.equal(old, v) {
 			return nil, true, nil, nil
 		}
 	}
@@ -193,9 +227,9 @@ func (r *deriveRun[K1, V1, K2, V2]) fail(k K1, err error, stack []byte) {
 	r.failed[k] = ke
 	r.dirty = true
 	if stack != nil {
-		r.d.cfg.logger.Error("transformation panicked", "runner", r.d.name, "key", k, "error", err, "stack", string(stack))
+		r.d.cfg.log().Error("transformation panicked", "runner", r.d.name, "key", k, "error", ke, "stack", string(stack))
 	} else {
-		r.d.cfg.logger.Warn("transformation failed", "runner", r.d.name, "key", k, "error", err)
+		r.d.cfg.log().Warn("transformation failed", "runner", r.d.name, "key", k, "error", ke)
 	}
 	if r.d.cfg.onError != nil {
 		r.d.cfg.onError(ke)
@@ -291,7 +325,7 @@ func (r *deriveRun[K1, V1, K2, V2]) checkConflicts() {
 		ce := &ConflictError[K1, K2]{Translator: r.d.name, Key: k2, Claimants: slices.Clone(c), Winner: c[0]}
 		r.conflicts[k2] = ce
 		r.dirty = true
-		r.d.cfg.logger.Warn("output key conflict", "runner", r.d.name, "key", k2, "error", ce)
+		r.d.cfg.log().Warn("output key conflict", "runner", r.d.name, "key", k2, "error", ce)
 		if r.d.cfg.onError != nil {
 			r.d.cfg.onError(ce)
 		}

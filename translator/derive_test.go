@@ -33,10 +33,12 @@ func split(_ context.Context, k, v string) (map[string]string, error) {
 }
 
 func TestDeriveFollowsInput(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x,y")
 	in.Store("b", "z")
-	start(t, translator.Derive("split", in, out, split))
+	d := translator.Derive("split", in.View(), split)
+	start(t, d)
+	out := d.Output()
 	waitContents(t, out, map[string]string{"a/x": "x from a", "a/y": "y from a", "b/z": "z from b"})
 
 	// a stops producing a/x: it is deleted; a/w is new.
@@ -52,20 +54,36 @@ func TestDeriveFollowsInput(t *testing.T) {
 	waitContents(t, out, map[string]string{})
 }
 
-func TestDeriveReplacesLeftovers(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+// TestDeriveRunAgain checks that a Run following an earlier one makes the
+// output exactly what it produces, in one change: outputs of input keys
+// deleted while nothing ran are gone.
+func TestDeriveRunAgain(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x")
-	out.Store("stale", "from an earlier run")
-	r := translator.Derive("split", in, out, split)
-	start(t, r)
-	waitReady(t, r)
-	if diff := cmp.Diff(map[string]string{"a/x": "x from a"}, out.State().Map()); diff != "" {
-		t.Errorf("contents when ready (-want +got):\n%s", diff)
+	in.Store("b", "y")
+	d := translator.Derive("split", in.View(), split)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	waitReady(t, d)
+	cancel()
+	if err := receive(t, done); err != nil {
+		t.Fatalf("first Run returned %v", err)
+	}
+
+	in.Delete("b")
+	in.Store("a", "w")
+	sub := d.Output().Subscribe(t.Context())
+	<-sub // what the first Run left
+	start(t, d)
+	want := map[string]string{"a/w": "w from a"}
+	if diff := cmp.Diff(want, receive(t, sub).State.Map()); diff != "" {
+		t.Errorf("first change of the second Run (-want +got):\n%s", diff)
 	}
 }
 
 func TestDeriveTranslatesOnlyChangedKeys(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	want := make(map[string]string)
 	for i := range 100 {
 		k := fmt.Sprint("k", i)
@@ -73,12 +91,12 @@ func TestDeriveTranslatesOnlyChangedKeys(t *testing.T) {
 		want[k+"/v"] = "v from " + k
 	}
 	var calls counter[string]
-	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+	d := translator.Derive("split", in.View(), func(ctx context.Context, k, v string) (map[string]string, error) {
 		calls.add(k)
 		return split(ctx, k, v)
 	})
-	start(t, r)
-	waitReady(t, r)
+	start(t, d)
+	waitReady(t, d)
 	if got := calls.take(); len(got) != 100 {
 		t.Fatalf("initial translation called fn for %d keys, want 100", len(got))
 	}
@@ -86,10 +104,10 @@ func TestDeriveTranslatesOnlyChangedKeys(t *testing.T) {
 	in.Store("k7", "w")
 	delete(want, "k7/v")
 	want["k7/w"] = "w from k7"
-	waitContents(t, out, want)
+	waitContents(t, d.Output(), want)
 	in.Delete("k8")
 	delete(want, "k8/v")
-	waitContents(t, out, want)
+	waitContents(t, d.Output(), want)
 	if diff := cmp.Diff(map[string]int{"k7": 1}, calls.take()); diff != "" {
 		t.Errorf("calls after changing k7 and deleting k8 (-want +got):\n%s", diff)
 	}
@@ -105,11 +123,14 @@ func TestDeriveFailureKeepsOutputs(t *testing.T) {
 		{value: "panic", is: translator.ErrPanicked, text: "split panicked"},
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			in := new(watchable.Map[string, string])
 			in.Store("a", "x")
 			in.Store("b", "y")
 			errs := make(chan error, 10)
-			start(t, translator.Derive("split", in, out, split, translator.WithErrorHandler(func(err error) { errs <- err })))
+			d := translator.Derive("split", in.View(), split, translator.WithErrorHandler(func(err error) { errs <- err }),
+				translator.WithLogger(discard))
+			start(t, d)
+			out := d.Output()
 			waitContents(t, out, map[string]string{"a/x": "x from a", "b/y": "y from b"})
 
 			in.Store("a", tc.value)
@@ -146,9 +167,12 @@ func claim(_ context.Context, k, v string) (map[string]string, error) {
 func TestDeriveConflict(t *testing.T) {
 	for _, order := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}} {
 		t.Run(strings.Join(order, ""), func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			in := new(watchable.Map[string, string])
 			errs := make(chan error, 10)
-			start(t, translator.Derive("claim", in, out, claim, translator.WithErrorHandler(func(err error) { errs <- err })))
+			d := translator.Derive("claim", in.View(), claim, translator.WithErrorHandler(func(err error) { errs <- err }),
+				translator.WithLogger(discard))
+			start(t, d)
+			out := d.Output()
 			for _, k := range order {
 				in.Store(k, "v")
 			}
@@ -183,35 +207,36 @@ func TestDeriveConflict(t *testing.T) {
 }
 
 func TestDeriveConflictOrdersNumbersByValue(t *testing.T) {
-	in, out := new(watchable.Map[int, string]), new(watchable.Map[string, int])
+	in := new(watchable.Map[int, string])
 	in.Store(10, "")
 	in.Store(9, "")
 	in.Store(100, "")
-	r := translator.Derive("numbers", in, out, func(_ context.Context, k int, _ string) (map[string]int, error) {
+	d := translator.Derive("numbers", in.View(), func(_ context.Context, k int, _ string) (map[string]int, error) {
 		return map[string]int{"shared": k}, nil
-	})
-	start(t, r)
-	waitReady(t, r)
-	if diff := cmp.Diff(map[string]int{"shared": 9}, out.State().Map()); diff != "" {
+	}, translator.WithLogger(discard))
+	start(t, d)
+	waitReady(t, d)
+	if diff := cmp.Diff(map[string]int{"shared": 9}, d.Output().State().Map()); diff != "" {
 		t.Errorf("contents (-want +got):\n%s", diff)
 	}
 }
 
 func TestDeriveReady(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x")
-	r := translator.Derive("split", in, out, split)
-	if r.Name() != "split" {
-		t.Errorf("Name() = %q, want split", r.Name())
+	d := translator.Derive("split", in.View(), split)
+	if d.Name() != "split" {
+		t.Errorf("Name() = %q, want split", d.Name())
 	}
-	select {
-	case <-r.(interface{ Ready() <-chan struct{} }).Ready():
+	if isReady(d) {
 		t.Fatal("ready before Run")
-	default:
 	}
-	start(t, r)
-	waitReady(t, r)
-	if diff := cmp.Diff(map[string]string{"a/x": "x from a"}, out.State().Map()); diff != "" {
+	if diff := cmp.Diff([]string{"split"}, d.Output().PendingInitializers()); diff != "" {
+		t.Errorf("the output's pending initializers before Run (-want +got):\n%s", diff)
+	}
+	start(t, d)
+	waitReady(t, d)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a"}, d.Output().State().Map()); diff != "" {
 		t.Errorf("contents when ready (-want +got):\n%s", diff)
 	}
 }
@@ -219,12 +244,12 @@ func TestDeriveReady(t *testing.T) {
 func TestDeriveRunReturnsNilWhenDone(t *testing.T) {
 	for _, closeInput := range []bool{false, true} {
 		t.Run(fmt.Sprint("closeInput=", closeInput), func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
-			r := translator.Derive("split", in, out, split)
+			in := new(watchable.Map[string, string])
+			d := translator.Derive("split", in.View(), split)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			waitReady(t, r)
+			go func() { done <- d.Run(ctx) }()
+			waitReady(t, d)
 			if closeInput {
 				in.Close()
 				select {
@@ -244,14 +269,13 @@ func TestDeriveRunReturnsNilWhenDone(t *testing.T) {
 // TestDeriveInputClosedBeforeRun checks that a map closed before Run (filled
 // once, say, then closed) is still translated: its contents stay readable.
 func TestDeriveInputClosedBeforeRun(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x,y")
 	in.Close()
-	out.Store("stale", "from an earlier run")
-	r := translator.Derive("split", in, out, split)
-	start(t, r)
-	waitReady(t, r)
-	if diff := cmp.Diff(map[string]string{"a/x": "x from a", "a/y": "y from a"}, out.State().Map()); diff != "" {
+	d := translator.Derive("split", in.View(), split)
+	start(t, d)
+	waitReady(t, d)
+	if diff := cmp.Diff(map[string]string{"a/x": "x from a", "a/y": "y from a"}, d.Output().State().Map()); diff != "" {
 		t.Errorf("contents when ready (-want +got):\n%s", diff)
 	}
 }
@@ -259,33 +283,37 @@ func TestDeriveInputClosedBeforeRun(t *testing.T) {
 // TestDeriveStopsQuietlyWhenDone checks that a transformation cut short by
 // the end of Run, returning the context's error, is not reported as failed.
 func TestDeriveStopsQuietlyWhenDone(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	in.Replace(map[string]string{"a": "x", "b": "y", "c": "z"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var errs []error // written by Run's goroutine, read once Run returned
-	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+	d := translator.Derive("split", in.View(), func(ctx context.Context, k, v string) (map[string]string, error) {
 		cancel() // the program stops while the first key is translated
 		return nil, ctx.Err()
 	}, translator.WithErrorHandler(func(err error) { errs = append(errs, err) }))
-	if err := r.Run(ctx); err != nil {
+	if err := d.Run(ctx); err != nil {
 		t.Errorf("Run returned %v, want nil", err)
 	}
 	if len(errs) != 0 {
 		t.Errorf("errors reported after ctx was done: %v", errs)
 	}
+	if isReady(d) {
+		t.Error("ready after a cut-short first translation")
+	}
 }
 
 func TestDeriveInputEqual(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x")
 	// Values that differ only in case are the same to the outputs' purpose.
 	var calls counter[string]
-	r := translator.Derive("split", in, out, func(ctx context.Context, k, v string) (map[string]string, error) {
+	d := translator.Derive("split", in.View(), func(ctx context.Context, k, v string) (map[string]string, error) {
 		calls.add(k)
 		return split(ctx, k, strings.ToLower(v))
-	}, translator.WithInputEqual(strings.EqualFold))
-	start(t, r)
+	}).WithInputEqual(strings.EqualFold)
+	start(t, d)
+	out := d.Output()
 	waitContents(t, out, map[string]string{"a/x": "x from a"})
 	calls.take()
 
@@ -302,15 +330,4 @@ func TestDeriveInputEqual(t *testing.T) {
 	waitContents(t, out, map[string]string{"b/y": "y from b"})
 	in.Store("a", "Z")
 	waitContents(t, out, map[string]string{"a/z": "z from a", "b/y": "y from b"})
-}
-
-func TestDeriveInputEqualOfTheWrongTypePanics(t *testing.T) {
-	defer func() {
-		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "translator.Derive split: WithInputEqual compares int, but the input values are string") {
-			t.Errorf("Derive panicked with %v, want a message naming both types", p)
-		}
-	}()
-	translator.Derive("split", new(watchable.Map[string, string]), new(watchable.Map[string, string]), split,
-		translator.WithInputEqual(func(a, b int) bool { return a == b }))
 }

@@ -18,11 +18,11 @@ var ErrConflict = errors.New("output key produced by more than one input key")
 // reported KeyError is not modified afterwards, so it may be read from any
 // goroutine.
 //
-// For Derive, Key is the input key. For Group, Key is the group key when
+// For Derive, Key is the input key. For GroupBy, Key is the group key when
 // build fails, and the input key when the key function (or the input
 // equality) panics.
 type KeyError[K comparable] struct {
-	Translator string // the name given to Derive or Group
+	Translator string // the name given to Derive or GroupBy
 	Key        K      // the key that failed (see above)
 	Err        error  // what the transformation returned, or wraps ErrPanicked
 }
@@ -65,8 +65,15 @@ func (e *ConflictError[K1, K2]) Is(target error) bool { return target == ErrConf
 // that a transformation failing for every key does not produce a huge status.
 const maxReported = 10
 
-// summarize joins errs for runner.Report: nil when there are none, the
-// first few in message order otherwise.
+// problemKey is the key under which a translator reports its failures
+// through runner.HealthOf: its own, so that problems the user's functions
+// report under theirs are never erased by the translator's success, and two
+// translators run by one runner keep theirs apart.
+func problemKey(name string) string { return "translator " + name }
+
+// summarize joins errs into the one problem a translator reports through
+// runner.Health: nil when there are none, the first few in message order
+// otherwise.
 func summarize(errs []error) error {
 	switch len(errs) {
 	case 0:

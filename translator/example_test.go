@@ -20,16 +20,16 @@ func ExampleDerive() {
 
 	// The transformation only says what one service produces; the
 	// translator publishes it, and deletes it when it is no longer produced.
-	urls := new(watchable.Map[string, string])
-	r := translator.Derive("urls", ports, urls,
+	d := translator.Derive("urls", ports.View(),
 		func(_ context.Context, name string, port int) (map[string]string, error) {
 			return map[string]string{name: fmt.Sprintf("http://%s.internal:%d", name, port)}, nil
 		})
+	urls := d.Output() // read-only, and usable before Run
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- r.Run(ctx) }()
-	<-r.(runner.Readier).Ready()
+	go func() { done <- d.Run(ctx) }()
+	<-d.Ready()
 
 	all := urls.State()
 	for _, name := range slices.Sorted(all.Keys()) {
@@ -61,8 +61,7 @@ func ExampleCompute() {
 	healthy.Store("a", true)
 
 	// Recomputed whenever either input changes; reads both through State.
-	shares := new(watchable.Map[string, float64])
-	r := translator.Compute("shares", shares, func(context.Context) (map[string]float64, error) {
+	c := translator.Compute("shares", []translator.Input{weights, healthy}, func(context.Context) (map[string]float64, error) {
 		h, w := healthy.State(), weights.State()
 		total := 0
 		for name, weight := range w.All() {
@@ -77,12 +76,13 @@ func ExampleCompute() {
 			}
 		}
 		return out, nil
-	}, weights, healthy)
+	})
+	shares := c.Output()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- r.Run(ctx) }()
-	<-r.(runner.Readier).Ready()
+	go func() { done <- c.Run(ctx) }()
+	<-c.Ready()
 	fmt.Println(shares.State().Map())
 
 	sub := shares.Subscribe(ctx)
@@ -101,7 +101,7 @@ func ExampleCompute() {
 	// b 0.25
 }
 
-func ExampleGroup() {
+func ExampleGroupBy() {
 	type pod struct{ Service, IP string }
 	pods := new(watchable.Map[string, pod]) // pod name -> pod
 	pods.Store("web-1", pod{"web", "10.0.0.1"})
@@ -111,8 +111,7 @@ func ExampleGroup() {
 	// key names each pod's group; build makes one group's value from its
 	// members. The translator keeps the membership, builds only the groups
 	// that changed, and deletes a group when its last member leaves.
-	endpoints := new(watchable.Map[string, string]) // service -> IPs
-	r := translator.Group("endpoints", pods, endpoints,
+	g := translator.GroupBy("endpoints", pods.View(),
 		func(_ string, p pod) (string, bool) { return p.Service, p.Service != "" },
 		func(_ context.Context, _ string, members iter.Seq2[string, pod]) (string, error) {
 			var ips []string
@@ -122,11 +121,12 @@ func ExampleGroup() {
 			slices.Sort(ips)
 			return strings.Join(ips, " "), nil
 		})
+	endpoints := g.Output() // service -> IPs
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- r.Run(ctx) }()
-	<-r.(runner.Readier).Ready()
+	go func() { done <- g.Run(ctx) }()
+	<-g.Ready()
 
 	show := func(s watchable.State[string, string]) {
 		for _, service := range slices.Sorted(s.Keys()) {
@@ -151,4 +151,83 @@ func ExampleGroup() {
 	// web: 10.0.0.1 10.0.0.2
 	// changed: 2 groups
 	// web: 10.0.0.1 10.0.0.2 10.0.1.1
+}
+
+func ExampleGrouping_WithInputEqual() {
+	type instance struct {
+		Service string
+		Addr    string
+		Beat    int // moved by every heartbeat; no output depends on it
+	}
+	instances := new(watchable.Map[string, instance])
+	instances.Store("i1", instance{"web", "10.0.0.1:80", 1})
+	instances.Store("i2", instance{"web", "10.0.0.2:80", 1})
+
+	builds := 0
+	g := translator.GroupBy("endpoints", instances.View(),
+		func(_ string, i instance) (string, bool) { return i.Service, true },
+		func(_ context.Context, _ string, members iter.Seq2[string, instance]) (int, error) {
+			builds++ // only Run's goroutine calls build
+			n := 0
+			for range members {
+				n++
+			}
+			return n, nil
+		}).
+		WithInputEqual(func(a, b instance) bool { return a.Service == b.Service && a.Addr == b.Addr })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Run(ctx) }()
+	<-g.Ready()
+
+	sub := g.Output().Subscribe(ctx)
+	<-sub
+	instances.Store("i1", instance{"web", "10.0.0.1:80", 2}) // a heartbeat: no rebuild
+	instances.Store("i3", instance{"web", "10.0.0.3:80", 1}) // a new member: a rebuild
+	n, _ := (<-sub).State.Get("web")
+	cancel()
+	<-done
+	fmt.Println("web has", n, "instances after", builds, "builds")
+	// Output:
+	// web has 3 instances after 2 builds
+}
+
+// The translators' readiness follows their inputs': a translator is ready
+// when its inputs are initialized and its first output from them is
+// published, so nothing downstream computes from a partial load, and a
+// runner group is ready only then.
+func Example_readiness() {
+	services := new(watchable.Map[string, int]) // service name -> port
+	// The writer of services (a provider, say) declares its first load.
+	loaded := services.RegisterInitializer("loader")
+
+	urls := translator.Derive("urls", services.View(),
+		func(_ context.Context, name string, port int) (map[string]string, error) {
+			return map[string]string{name: fmt.Sprintf("http://%s.internal:%d", name, port)}, nil
+		})
+	count := translator.Compute("count", []translator.Input{urls.Output()},
+		func(context.Context) (map[string]int, error) {
+			n := urls.Output().Len()
+			fmt.Println("computing from", n, "urls")
+			return map[string]int{"urls": n}, nil
+		})
+
+	g := runner.NewGroup()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.Run(ctx, urls, count) }()
+
+	services.Store("web", 8080) // urls may publish this early; count waits
+	services.Store("api", 9090)
+	loaded()
+
+	<-g.Ready()
+	fmt.Println(count.Output().State().Map())
+	cancel()
+	fmt.Println("Run returned", <-done)
+	// Output:
+	// computing from 2 urls
+	// map[urls:2]
+	// Run returned <nil>
 }

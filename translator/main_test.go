@@ -2,6 +2,8 @@ package translator_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,11 +12,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// Every translator is a runner with readiness, without type assertions.
+var (
+	_ readyRunner = (*translator.Derivation[string, int, string, int])(nil)
+	_ readyRunner = (*translator.Grouping[string, int, string, int])(nil)
+	_ readyRunner = (*translator.Computation[string, int])(nil)
+)
+
+type readyRunner interface {
+	runner.Runner
+	runner.Readier
 }
 
 // waitTimeout is generous: CI runs everything with -race on two busy cores.
@@ -40,31 +55,85 @@ func start(t *testing.T, r runner.Runner) {
 	})
 }
 
+// startGroup runs runners in a runner group until the test ends, waits
+// until the group is ready, and returns it.
+func startGroup(t *testing.T, runners ...runner.Runner) *runner.Group {
+	t.Helper()
+	g := runner.NewGroup()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx, runners...) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := receive(t, done); err != nil {
+			t.Errorf("group returned %v", err)
+		}
+	})
+	receive(t, g.Ready())
+	return g
+}
+
 // waitReady waits until r is ready.
-func waitReady(t *testing.T, r runner.Runner) {
+func waitReady(t *testing.T, r readyRunner) {
 	t.Helper()
 	select {
-	case <-r.(runner.Readier).Ready():
+	case <-r.Ready():
 	case <-time.After(waitTimeout):
 		t.Fatalf("%s: not ready after %v", r.Name(), waitTimeout)
 	}
 }
 
-// waitContents waits until m holds exactly want.
-func waitContents[K comparable, V any](t *testing.T, m *watchable.Map[K, V], want map[K]V) {
+// isReady reports whether r is ready now.
+func isReady(r runner.Readier) bool {
+	select {
+	case <-r.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// waitState waits, through a subscription, until m's contents satisfy
+// cond, and fails the test saying what was awaited and what m held last
+// if they do not within waitTimeout.
+func waitState[K comparable, V any](t *testing.T, m watchable.View[K, V], cond func(watchable.State[K, V]) bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		got := m.State().Map()
-		diff := cmp.Diff(want, got)
-		if diff == "" {
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	var last watchable.State[K, V]
+	for snap := range m.Subscribe(ctx) {
+		if cond(snap.State) {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("map contents (-want +got):\n%s", diff)
-		}
-		time.Sleep(time.Millisecond)
+		last = snap.State
 	}
+	t.Fatalf("waited %v for %s; last contents: %v", waitTimeout, fmt.Sprintf(format, args...), last.Map())
+}
+
+// waitContents waits until m holds exactly want.
+func waitContents[K comparable, V any](t *testing.T, m watchable.View[K, V], want map[K]V) {
+	t.Helper()
+	waitState(t, m, func(s watchable.State[K, V]) bool { return cmp.Diff(want, s.Map()) == "" },
+		"the contents %v", want)
+}
+
+// waitProblems waits until the runner named name in g's status has exactly
+// the problems want (by key; a problem's text must contain the wanted text).
+func waitProblems(t *testing.T, g *runner.Group, name string, want map[string]string) {
+	t.Helper()
+	waitState(t, g.Status(), func(s watchable.State[string, runner.Status]) bool {
+		st, _ := s.Get(name)
+		if len(st.Problems) != len(want) {
+			return false
+		}
+		for k, text := range want {
+			got, ok := st.Problems[k]
+			if !ok || !strings.Contains(got, text) {
+				return false
+			}
+		}
+		return true
+	}, "the problems of %s to be %q", name, want)
 }
 
 // receive waits for a value on ch.

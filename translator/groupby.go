@@ -6,15 +6,17 @@ import (
 	"iter"
 	"maps"
 	"runtime/debug"
-	"sync"
 
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Group returns a runner that keeps out holding one entry per group of the
-// entries of in: key names the group of each input entry, and build makes a
-// group's output value from its members.
+// GroupBy returns a translator that keeps its output map holding one entry
+// per group of the entries of in: key names the group of each input entry,
+// and build makes a group's output value from its members. The translator
+// creates the output and is its only writer; Output returns a read-only
+// view of it, available at once, so consumers can be wired (and can
+// subscribe) before Run.
 //
 // key says which group an input entry belongs to, if any (false: none). It
 // must be a pure function of its arguments; it is called for every input
@@ -23,20 +25,19 @@ import (
 // changed. The members passed to build come in no particular order, and
 // the iterator is valid only during the call. Values seen by key and build
 // (v and the members' values) are shared with the input map and must not
-// be mutated; the value build returns is copied into out. Both run on the
-// runner's goroutine, one call at a time.
+// be mutated; the value build returns is copied into the output. Both run
+// on Run's goroutine, one call at a time; build gets Run's ctx.
 //
-// While it runs, the runner:
+// While it runs, the translator:
 //
 //   - groups every entry of in when it starts, builds every group, and makes
-//     out exactly the result (one Replace, so anything else out held is
-//     deleted), then becomes ready;
+//     the output exactly the result (one Replace);
 //   - for each snapshot it reads from in, moves the changed entries between
 //     groups, builds again only the groups that gained, lost or changed a
 //     member (an entry whose key changed affects both its old and its new
-//     group), and applies the results to out as one Batch: a group whose
-//     last member left is deleted, and an output that builds to an equal
-//     value is not written again;
+//     group), and applies the results to the output as one Batch: a group
+//     whose last member left is deleted, and an output that builds to an
+//     equal value is not written again;
 //   - when build returns an error or panics, keeps the group's previous
 //     output (or none, if it never built) and reports a *KeyError whose Key
 //     is the group key (type K2), until the group builds again or loses its
@@ -44,81 +45,112 @@ import (
 //     previous value, and reports a *KeyError whose Key is the input key
 //     (type K1), until key succeeds for it or it is deleted.
 //
-// With WithInputEqual, a change to an entry that compares equal to its
-// previous value and stays in the same group does not rebuild the group;
-// the next build of the group sees the newest value. Use it when inputs
-// change often in ways the outputs ignore, such as a timestamp that
-// heartbeats move.
+// The output is initialized (see watchable.Map.RegisterInitializer), and
+// Ready closed, once the grouping of a snapshot of in taken while in was
+// initialized has been published. Until then, groupings of an uninitialized
+// input are published as they come, so the output may be partial, and its
+// snapshots say Initialized false. Groups that fail to build do not hold
+// initialization back; they are reported.
 //
-// Failures are reported with runner.Report (the current set, cleared when
-// the last one is resolved), and to the WithLogger and WithErrorHandler
-// options.
+// Failures are reported through runner.HealthOf(ctx) under the key
+// "translator " + name (the current set, cleared when the last one is
+// resolved), so problems that build reports under keys of its own are left
+// alone; they are also logged (see WithLogger) and passed to
+// WithErrorHandler.
 //
-// The runner is the owner of out: do not give out another writer. Run
-// returns nil when ctx is done; if in is closed, the runner keeps its
-// outputs and waits for ctx. Run must not be called again while it is
-// running. The returned runner is also a runner.Readier.
-//
-// Group panics if WithInputEqual was given a function for a type other
-// than V1.
-func Group[K1 comparable, V1 any, K2 comparable, V2 any](
+// GroupBy panics if in is a zero watchable.View.
+func GroupBy[K1 comparable, V1 any, K2 comparable, V2 any](
 	name string,
-	in *watchable.Map[K1, V1],
-	out *watchable.Map[K2, V2],
+	in watchable.View[K1, V1],
 	key func(k K1, v V1) (K2, bool),
 	build func(ctx context.Context, group K2, members iter.Seq2[K1, V1]) (V2, error),
 	opts ...Option,
-) runner.Runner {
-	cfg := newConfig(opts)
-	return &grouping[K1, V1, K2, V2]{
-		name:  name,
-		in:    in,
-		out:   out,
-		key:   key,
-		build: build,
-		equal: inputEqual[V1](cfg, "Group", name),
-		cfg:   cfg,
-		ready: make(chan struct{}),
-	}
+) *Grouping[K1, V1, K2, V2] {
+	checkInput(fmt.Sprintf("translator.GroupBy %s: input", name), in)
+	g := &Grouping[K1, V1, K2, V2]{name: name, in: in, key: key, build: build, cfg: newConfig(opts)}
+	g.initialized = g.out.RegisterInitializer(name)
+	return g
 }
 
-type grouping[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	name      string
-	in        *watchable.Map[K1, V1]
-	out       *watchable.Map[K2, V2]
-	key       func(k K1, v V1) (K2, bool)
-	build     func(ctx context.Context, group K2, members iter.Seq2[K1, V1]) (V2, error)
-	equal     func(a, b V1) bool // nil: every change rebuilds
-	cfg       config
-	ready     chan struct{}
-	readyOnce sync.Once
+// Grouping is the translator GroupBy returns: a runner.Runner and a
+// runner.Readier. Name, Ready and Output are safe to call from any
+// goroutine, at any time. Run may be called again after it has returned,
+// not while it runs.
+type Grouping[K1 comparable, V1 any, K2 comparable, V2 any] struct {
+	name        string
+	in          watchable.View[K1, V1]
+	out         watchable.Map[K2, V2]
+	initialized func() // the output's initializer
+	key         func(k K1, v V1) (K2, bool)
+	build       func(ctx context.Context, group K2, members iter.Seq2[K1, V1]) (V2, error)
+	cfg         config
+
+	guard runGuard
+	equal func(a, b V1) bool // guarded by guard; nil: every change rebuilds
 }
 
-// Name returns the name given to Group.
-func (g *grouping[K1, V1, K2, V2]) Name() string { return g.name }
+// Name returns the name given to GroupBy.
+func (g *Grouping[K1, V1, K2, V2]) Name() string { return g.name }
 
-// Ready is closed once the first grouping of the whole input has been
-// published to the output map.
-func (g *grouping[K1, V1, K2, V2]) Ready() <-chan struct{} { return g.ready }
+// Output returns the read-only view of the map the translator writes.
+func (g *Grouping[K1, V1, K2, V2]) Output() watchable.View[K2, V2] { return g.out.View() }
 
-// Run groups until ctx is done, then returns nil.
-func (g *grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
+// Ready returns the output's Initialized channel: it is closed once the
+// output holds the grouping of the initialized input (see GroupBy), and
+// stays closed.
+func (g *Grouping[K1, V1, K2, V2]) Ready() <-chan struct{} { return g.out.Initialized() }
+
+// WithInputEqual makes the translator ignore a change to an input entry
+// that eq reports equal to its previous value and that stays in the same
+// group: the group is not built again, and its next build sees the newest
+// value. An entry that moves to another group is always a change. Use it
+// when inputs often change in fields the outputs ignore, such as a
+// timestamp that heartbeats move: without it, such a change costs a build
+// whose result equals what is published.
+//
+// eq must be an equivalence (reflexive, symmetric, transitive) and must not
+// mutate its arguments; it runs on Run's goroutine, and a panic in it counts
+// as a failure of the key function for that input key. A nil eq rebuilds on
+// every change, as without WithInputEqual.
+//
+// Call it before Run, typically where the translator is made; it returns g
+// so that the calls chain:
+//
+//	translator.GroupBy("endpoints", instances, byService, endpoints).WithInputEqual(sameExceptHeartbeat)
+//
+// Calling it while Run is running is a programming error: it panics.
+func (g *Grouping[K1, V1, K2, V2]) WithInputEqual(eq func(a, b V1) bool) *Grouping[K1, V1, K2, V2] {
+	g.guard.configure("translator.Grouping "+g.name, "WithInputEqual", func() { g.equal = eq })
+	return g
+}
+
+// Run groups until ctx is done, then returns nil. If in is closed, Run
+// keeps the outputs and waits for ctx; a map closed before Run is grouped
+// once, from its final contents. A Run that follows an earlier one starts
+// again from in's current contents, and its first publication makes the
+// output exactly what it produces. Run panics if it is running already.
+func (g *Grouping[K1, V1, K2, V2]) Run(ctx context.Context) error {
 	r := &groupRun[K1, V1, K2, V2]{
 		g:         g,
+		health:    runner.HealthOf(ctx),
 		groupOf:   make(map[K1]K2),
 		members:   make(map[K2]map[K1]V1),
 		failed:    make(map[K2]error),
 		keyFailed: make(map[K1]error),
 		touched:   make(map[K2]struct{}),
 	}
-	follow(ctx, g.in, r.apply, func() { g.readyOnce.Do(func() { close(g.ready) }) })
+	g.guard.start("translator.Grouping "+g.name, func() { r.equal = g.equal })
+	defer g.guard.stop()
+	follow(ctx, g.in, r.apply, g.initialized)
 	return nil
 }
 
 // groupRun is the state of one Run: the membership of every group. It is
 // only used by the Run goroutine.
 type groupRun[K1 comparable, V1 any, K2 comparable, V2 any] struct {
-	g *grouping[K1, V1, K2, V2]
+	g      *Grouping[K1, V1, K2, V2]
+	health runner.Health
+	equal  func(a, b V1) bool // nil: every change rebuilds
 
 	groupOf map[K1]K2        // the group of each input key that has one
 	members map[K2]map[K1]V1 // the newest value of each member, by group
@@ -159,7 +191,7 @@ func (r *groupRun[K1, V1, K2, V2]) apply(ctx context.Context, snap watchable.Sna
 	r.publish(first)
 	if r.dirty {
 		r.dirty = false
-		runner.Report(ctx, r.summary())
+		r.health.Report(problemKey(r.g.name), r.summary())
 	}
 	return true
 }
@@ -217,8 +249,8 @@ func (r *groupRun[K1, V1, K2, V2]) place(k K1, v V1, had bool, prev V1) (group K
 		}
 	}()
 	group, in = r.g.key(k, v)
-	if had && in && r.g.equal != nil && r.groupOf[k] == group {
-		same = r.g.equal(prev, v)
+	if had && in && r.equal != nil && r.groupOf[k] == group {
+		same = r.equal(prev, v)
 	}
 	return group, in, same, nil, nil
 }
@@ -315,9 +347,9 @@ func (r *groupRun[K1, V1, K2, V2]) failKey(ctx context.Context, k K1, err error,
 
 func (r *groupRun[K1, V1, K2, V2]) log(err error, key any, stack []byte, panicked, failed string) {
 	if stack != nil {
-		r.g.cfg.logger.Error(panicked, "runner", r.g.name, "key", key, "error", err, "stack", string(stack))
+		r.g.cfg.log().Error(panicked, "runner", r.g.name, "key", key, "error", err, "stack", string(stack))
 	} else {
-		r.g.cfg.logger.Warn(failed, "runner", r.g.name, "key", key, "error", err)
+		r.g.cfg.log().Warn(failed, "runner", r.g.name, "key", key, "error", err)
 	}
 	if r.g.cfg.onError != nil {
 		r.g.cfg.onError(err)

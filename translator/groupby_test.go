@@ -9,19 +9,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Input values of the Group tests are "group:payload"; a value without a
+// Input values of the GroupBy tests are "group:payload"; a value without a
 // colon belongs to no group.
 
-// groupOf is the key function of the Group tests.
+// groupOf is the key function of the GroupBy tests.
 func groupOf(_ string, v string) (string, bool) {
 	group, _, ok := strings.Cut(v, ":")
 	return group, ok
@@ -58,7 +56,7 @@ func countBuilds(c *counter[string]) func(context.Context, string, iter.Seq2[str
 	}
 }
 
-// write is a change to the input of a Group test: store Value, or delete
+// write is a change to the input of a GroupBy test: store Value, or delete
 // when Value is "-".
 type write struct{ Key, Value string }
 
@@ -70,18 +68,19 @@ func (w write) apply(b *watchable.Batch[string, string]) {
 	}
 }
 
-// TestGroupFollowsInput applies each step's writes as one Batch and checks
+// TestGroupByFollowsInput applies each step's writes as one Batch and checks
 // the output and which groups were built again.
-func TestGroupFollowsInput(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByFollowsInput(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x:1")
 	in.Store("b", "x:2")
 	in.Store("c", "y:3")
 	in.Store("n", "none")
 	var builds counter[string]
-	r := translator.Group("list", in, out, groupOf, countBuilds(&builds))
-	start(t, r)
-	waitReady(t, r)
+	g := translator.GroupBy("list", in.View(), groupOf, countBuilds(&builds))
+	start(t, g)
+	waitReady(t, g)
+	out := g.Output()
 	if diff := cmp.Diff(map[string]string{"x": "a=1 b=2", "y": "c=3"}, out.State().Map()); diff != "" {
 		t.Fatalf("contents when ready (-want +got):\n%s", diff)
 	}
@@ -145,11 +144,13 @@ func TestGroupFollowsInput(t *testing.T) {
 	}
 }
 
-func TestGroupUnrelatedChangesBuildNothing(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByUnrelatedChangesBuildNothing(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x:1")
 	var builds counter[string]
-	start(t, translator.Group("list", in, out, groupOf, countBuilds(&builds)))
+	g := translator.GroupBy("list", in.View(), groupOf, countBuilds(&builds))
+	start(t, g)
+	out := g.Output()
 	waitContents(t, out, map[string]string{"x": "a=1"})
 	builds.take()
 
@@ -163,27 +164,23 @@ func TestGroupUnrelatedChangesBuildNothing(t *testing.T) {
 	}
 }
 
-func TestGroupReplacesLeftovers(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
-	in.Store("a", "x:1")
-	out.Store("stale", "from an earlier run")
-	out.Store("x", "an older x")
-	r := translator.Group("list", in, out, groupOf, list)
-	sub := out.Subscribe(t.Context())
-	<-sub // the contents before the runner starts
-	start(t, r)
-	waitReady(t, r)
-	want := map[string]string{"x": "a=1"}
-	if diff := cmp.Diff(want, out.State().Map()); diff != "" {
-		t.Errorf("contents when ready (-want +got):\n%s", diff)
-	}
-	// The first publication is one change: subscribers never see a mix.
+// TestGroupByFirstPublicationIsOneChange checks that a subscriber of the
+// output from before Run sees the whole first grouping in one change, never
+// a mix.
+func TestGroupByFirstPublicationIsOneChange(t *testing.T) {
+	in := new(watchable.Map[string, string])
+	in.Replace(map[string]string{"a": "x:1", "b": "x:2", "c": "y:3"})
+	g := translator.GroupBy("list", in.View(), groupOf, list)
+	sub := g.Output().Subscribe(t.Context())
+	<-sub // empty, before Run
+	start(t, g)
+	want := map[string]string{"x": "a=1 b=2", "y": "c=3"}
 	if diff := cmp.Diff(want, receive(t, sub).State.Map()); diff != "" {
 		t.Errorf("first change seen by a subscriber (-want +got):\n%s", diff)
 	}
 }
 
-func TestGroupBuildFailureKeepsOutput(t *testing.T) {
+func TestGroupByBuildFailureKeepsOutput(t *testing.T) {
 	for _, tc := range []struct {
 		payload string
 		is      error // the error the KeyError wraps, if a sentinel
@@ -193,12 +190,14 @@ func TestGroupBuildFailureKeepsOutput(t *testing.T) {
 		{payload: "panic", is: translator.ErrPanicked, text: "member b panics"},
 	} {
 		t.Run(tc.payload, func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			in := new(watchable.Map[string, string])
 			in.Store("a", "x:1")
 			in.Store("c", "y:3")
 			errs := make(chan error, 10)
-			start(t, translator.Group("list", in, out, groupOf, list,
-				translator.WithErrorHandler(func(err error) { errs <- err })))
+			g := translator.GroupBy("list", in.View(), groupOf, list,
+				translator.WithErrorHandler(func(err error) { errs <- err }), translator.WithLogger(discard))
+			start(t, g)
+			out := g.Output()
 			waitContents(t, out, map[string]string{"x": "a=1", "y": "c=3"})
 
 			in.Batch(func(b *watchable.Batch[string, string]) {
@@ -235,8 +234,8 @@ func TestGroupBuildFailureKeepsOutput(t *testing.T) {
 	}
 }
 
-func TestGroupKeyPanicKeepsEntry(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByKeyPanicKeepsEntry(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x:1")
 	in.Store("b", "x:2")
 	key := func(k, v string) (string, bool) {
@@ -246,8 +245,10 @@ func TestGroupKeyPanicKeepsEntry(t *testing.T) {
 		return groupOf(k, v)
 	}
 	errs := make(chan error, 10)
-	start(t, translator.Group("list", in, out, key, list,
-		translator.WithErrorHandler(func(err error) { errs <- err })))
+	g := translator.GroupBy("list", in.View(), key, list,
+		translator.WithErrorHandler(func(err error) { errs <- err }), translator.WithLogger(discard))
+	start(t, g)
+	out := g.Output()
 	waitContents(t, out, map[string]string{"x": "a=1 b=2"})
 
 	in.Store("a", "panic")
@@ -265,49 +266,33 @@ func TestGroupKeyPanicKeepsEntry(t *testing.T) {
 	waitContents(t, out, map[string]string{"x": "b=20"})
 }
 
-// TestGroupFailuresReachStatus checks that failures appear in, and
+// TestGroupByFailuresReachStatus checks that failures appear in, and
 // disappear from, the status of a runner group.
-func TestGroupFailuresReachStatus(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByFailuresReachStatus(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x:1")
-	r := translator.Group("list", in, out, groupOf, list)
-	g := runner.NewGroup(runner.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, r) }()
-	defer func() {
-		cancel()
-		if err := receive(t, done); err != nil {
-			t.Errorf("group returned %v", err)
-		}
-	}()
-	receive(t, g.Ready())
+	g := startGroup(t, translator.GroupBy("list", in.View(), groupOf, list, translator.WithLogger(discard)))
 
-	problem := func(text string) {
-		t.Helper()
-		waitFor(t, func() bool {
-			st, _ := g.Status().Load("list")
-			return (text == "") == (st.Problem == "") && strings.Contains(st.Problem, text)
-		}, "the status of list to have the problem %q", text)
-	}
 	in.Store("b", "x:fail")
-	problem("translator list: key x: member b fails")
+	waitProblems(t, g, "list", map[string]string{"translator list": "translator list: key x: member b fails"})
 	in.Store("c", "y:fail")
-	problem("key y: member c fails")
+	waitProblems(t, g, "list", map[string]string{"translator list": "key y: member c fails"})
 	in.Delete("c") // y is gone, and its failure with it
 	in.Store("b", "x:2")
-	problem("")
+	waitProblems(t, g, "list", nil)
 }
 
-func TestGroupInputEqual(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByInputEqual(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Store("a", "x:1")
 	in.Store("b", "x:2")
 	// Payloads ending in "~" are the same payload for the output's purpose:
 	// "1~" and "1" compare equal.
 	samePayload := func(a, b string) bool { return strings.TrimSuffix(a, "~") == strings.TrimSuffix(b, "~") }
 	var builds counter[string]
-	start(t, translator.Group("list", in, out, groupOf, countBuilds(&builds), translator.WithInputEqual(samePayload)))
+	g := translator.GroupBy("list", in.View(), groupOf, countBuilds(&builds)).WithInputEqual(samePayload)
+	start(t, g)
+	out := g.Output()
 	waitContents(t, out, map[string]string{"x": "a=1 b=2"})
 	builds.take()
 
@@ -325,45 +310,32 @@ func TestGroupInputEqual(t *testing.T) {
 	waitContents(t, out, map[string]string{"x": "b=20", "y": "a=1~ c=3"})
 }
 
-func TestGroupInputEqualOfTheWrongTypePanics(t *testing.T) {
-	defer func() {
-		p := recover()
-		if p == nil || !strings.Contains(fmt.Sprint(p), "translator.Group list: WithInputEqual compares int, but the input values are string") {
-			t.Errorf("Group panicked with %v, want a message naming both types", p)
-		}
-	}()
-	translator.Group("list", new(watchable.Map[string, string]), new(watchable.Map[string, string]), groupOf, list,
-		translator.WithInputEqual(func(a, b int) bool { return a == b }))
-}
-
-func TestGroupReady(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
-	r := translator.Group("list", in, out, groupOf, list)
-	if r.Name() != "list" {
-		t.Errorf("Name() = %q, want list", r.Name())
+func TestGroupByReady(t *testing.T) {
+	in := new(watchable.Map[string, string])
+	g := translator.GroupBy("list", in.View(), groupOf, list)
+	if g.Name() != "list" {
+		t.Errorf("Name() = %q, want list", g.Name())
 	}
-	select {
-	case <-r.(runner.Readier).Ready():
+	if isReady(g) {
 		t.Fatal("ready before Run")
-	default:
 	}
-	start(t, r)
-	waitReady(t, r) // an empty input is a complete first grouping too
-	if n := out.Len(); n != 0 {
-		t.Errorf("out has %d entries, want 0", n)
+	start(t, g)
+	waitReady(t, g) // an empty input is a complete first grouping too
+	if n := g.Output().Len(); n != 0 {
+		t.Errorf("the output has %d entries, want 0", n)
 	}
 }
 
-func TestGroupRunReturnsNilWhenDone(t *testing.T) {
+func TestGroupByRunReturnsNilWhenDone(t *testing.T) {
 	for _, closeInput := range []bool{false, true} {
 		t.Run(fmt.Sprint("closeInput=", closeInput), func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+			in := new(watchable.Map[string, string])
 			in.Store("a", "x:1")
-			r := translator.Group("list", in, out, groupOf, list)
+			g := translator.GroupBy("list", in.View(), groupOf, list)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			waitReady(t, r)
+			go func() { done <- g.Run(ctx) }()
+			waitReady(t, g)
 			if closeInput {
 				in.Close()
 				select {
@@ -376,7 +348,7 @@ func TestGroupRunReturnsNilWhenDone(t *testing.T) {
 			if err := receive(t, done); err != nil {
 				t.Errorf("Run returned %v, want nil", err)
 			}
-			if diff := cmp.Diff(map[string]string{"x": "a=1"}, out.State().Map()); diff != "" {
+			if diff := cmp.Diff(map[string]string{"x": "a=1"}, g.Output().State().Map()); diff != "" {
 				t.Errorf("contents after Run (-want +got):\n%s", diff)
 			}
 		})
@@ -386,15 +358,10 @@ func TestGroupRunReturnsNilWhenDone(t *testing.T) {
 // TestGroupMatchesFromScratch makes random writes, some in batches, and
 // checks after each round that the output equals a grouping of the input
 // done from scratch.
-func TestGroupMatchesFromScratch(t *testing.T) {
+func TestGroupByMatchesFromScratch(t *testing.T) {
 	for _, withEqual := range []bool{false, true} {
 		t.Run(fmt.Sprint("withEqual=", withEqual), func(t *testing.T) {
-			in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
-			var opts []translator.Option
-			if withEqual {
-				// Payload case does not matter to the equality, nor to build.
-				opts = append(opts, translator.WithInputEqual(strings.EqualFold))
-			}
+			in := new(watchable.Map[string, string])
 			lower := func(ctx context.Context, g string, members iter.Seq2[string, string]) (string, error) {
 				s, err := list(ctx, g, members)
 				return strings.ToLower(s), err
@@ -418,7 +385,12 @@ func TestGroupMatchesFromScratch(t *testing.T) {
 			for range 20 {
 				in.Batch(write)
 			}
-			start(t, translator.Group("list", in, out, groupOf, lower, opts...))
+			g := translator.GroupBy("list", in.View(), groupOf, lower)
+			if withEqual {
+				// Payload case does not matter to the equality, nor to build.
+				g.WithInputEqual(strings.EqualFold)
+			}
+			start(t, g)
 			for round := range 50 {
 				for range rng.IntN(10) {
 					if rng.IntN(3) == 0 {
@@ -451,65 +423,49 @@ func TestGroupMatchesFromScratch(t *testing.T) {
 					})
 				}
 				t.Logf("round %d: %d groups", round, len(want))
-				waitContents(t, out, want)
+				waitContents(t, g.Output(), want)
 			}
 		})
 	}
 }
 
-// waitFor waits until cond holds, failing the test with the message made of
-// format and args if it does not within waitTimeout.
-func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for "+format, append([]any{waitTimeout}, args...)...)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// TestGroupInputClosedBeforeRun checks that a map closed before Run (filled
+// TestGroupByInputClosedBeforeRun checks that a map closed before Run (filled
 // once, say, then closed) is still grouped: its contents stay readable.
-func TestGroupInputClosedBeforeRun(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByInputClosedBeforeRun(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Replace(map[string]string{"a": "x:1", "b": "x:2", "c": "y:3"})
 	in.Close()
-	out.Store("stale", "from an earlier run")
-	r := translator.Group("list", in, out, groupOf, list)
-	start(t, r)
-	waitReady(t, r)
-	if diff := cmp.Diff(map[string]string{"x": "a=1 b=2", "y": "c=3"}, out.State().Map()); diff != "" {
+	g := translator.GroupBy("list", in.View(), groupOf, list)
+	start(t, g)
+	waitReady(t, g)
+	if diff := cmp.Diff(map[string]string{"x": "a=1 b=2", "y": "c=3"}, g.Output().State().Map()); diff != "" {
 		t.Errorf("contents when ready (-want +got):\n%s", diff)
 	}
 }
 
-// TestGroupStopsQuietlyWhenDone checks that a build cut short by the end of
+// TestGroupByStopsQuietlyWhenDone checks that a build cut short by the end of
 // Run, returning the context's error, is neither reported nor published.
-func TestGroupStopsQuietlyWhenDone(t *testing.T) {
-	in, out := new(watchable.Map[string, string]), new(watchable.Map[string, string])
+func TestGroupByStopsQuietlyWhenDone(t *testing.T) {
+	in := new(watchable.Map[string, string])
 	in.Replace(map[string]string{"a": "x:1", "b": "y:2", "c": "z:3"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var errs []error // written by Run's goroutine, read once Run returned
-	r := translator.Group("list", in, out, groupOf,
+	g := translator.GroupBy("list", in.View(), groupOf,
 		func(ctx context.Context, _ string, _ iter.Seq2[string, string]) (string, error) {
 			cancel() // the program stops while the first group is built
 			return "", ctx.Err()
 		}, translator.WithErrorHandler(func(err error) { errs = append(errs, err) }))
-	if err := r.Run(ctx); err != nil {
+	if err := g.Run(ctx); err != nil {
 		t.Errorf("Run returned %v, want nil", err)
 	}
 	if len(errs) != 0 {
 		t.Errorf("errors reported after ctx was done: %v", errs)
 	}
-	if n := out.Revision(); n != 0 {
-		t.Errorf("out was written %d times by a cut-short Run, want 0", n)
+	if n := g.Output().Revision(); n != 0 {
+		t.Errorf("the output was written %d times by a cut-short Run, want 0", n)
 	}
-	select {
-	case <-r.(runner.Readier).Ready():
+	if isReady(g) {
 		t.Error("ready after a cut-short first grouping")
-	default:
 	}
 }
