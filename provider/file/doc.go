@@ -21,14 +21,16 @@
 //	file.Register(p, "Backend", backends)
 //	// run p, for example in a runner group
 //
-// Documents are decoded strictly: a field that the Go type does not have is an
-// error, and so is a key repeated in one object, in YAML as in JSON. A file owns its documents: when it changes, its whole new set
-// replaces the old one in one batch per map; when it is deleted, its
-// documents are deleted. A file with a problem (invalid YAML or JSON, an
-// unknown kind, a missing name, a field of the wrong type) keeps its last good
-// documents published, and the problem is reported (runner.Report, the
-// logger, WithErrorHandler and Provider.Errors) naming the file and the
-// document; the other files are not affected.
+// Documents are decoded strictly: a field that the Go type does not have is
+// an error, and so is a key repeated in one object, in YAML as in JSON. A
+// file owns its documents: when it changes, its whole new set replaces the
+// old one in one batch per map; when it is deleted, its documents are
+// deleted. A file with a problem (invalid YAML or JSON, an unknown kind, a
+// missing name, a field of the wrong type) keeps its last good documents
+// published, and the problem is reported naming the file and the document:
+// in the runner's status (runner.HealthOf) under the file's path, cleared
+// when the file is fixed or removed; to the logger; to WithErrorHandler;
+// and in Provider.Errors. The other files are not affected.
 //
 // When two files define the same kind, namespace and name, the one that
 // already provides it keeps it: the other gets an error naming both files

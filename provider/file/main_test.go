@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -50,6 +52,9 @@ func (r Route) DeepCopy() Route {
 	return r
 }
 
+// quiet is a logger for tests that do not look at the logs.
+var quiet = slog.New(slog.DiscardHandler)
+
 // fixture is a provider of Backends and Routes over a temporary directory.
 type fixture struct {
 	dir      string
@@ -82,9 +87,17 @@ func newFixture(t *testing.T, dir string, opts ...file.Option) *fixture {
 // start runs the provider until the test ends and waits until it is ready.
 func (f *fixture) start(t *testing.T) {
 	t.Helper()
+	run(t, f.p)
+	wait(t, f.p.Ready(), "provider ready")
+}
+
+// run runs r, on its own, until the test ends; it fails the test if Run
+// returns an error or does not return after the test.
+func run(t *testing.T, r runner.Runner) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- f.p.Run(ctx) }()
+	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -96,10 +109,24 @@ func (f *fixture) start(t *testing.T) {
 			t.Errorf("Run did not return after cancel")
 		}
 	})
+}
+
+// runGroup runs runners in a runner group until the test ends, and returns
+// the group.
+func runGroup(t *testing.T, runners ...runner.Runner) *runner.Group {
+	t.Helper()
+	g := runner.NewGroup(runner.WithLogger(quiet))
+	run(t, runner.Func("group", func(ctx context.Context) error { return g.Run(ctx, runners...) }))
+	return g
+}
+
+// wait waits until ch is closed.
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
 	select {
-	case <-f.p.Ready():
+	case <-ch:
 	case <-time.After(waitTimeout):
-		t.Fatalf("not ready after %v", waitTimeout)
+		t.Fatalf("%s: not after %v", what, waitTimeout)
 	}
 }
 

@@ -103,6 +103,11 @@ var errAlreadyRunning = errors.New("file provider: already running")
 // Run reads the directory, publishes its documents, and then follows its
 // changes until ctx is done, when it returns nil. A provider made by NewFS
 // only waits for ctx after the first reading.
+//
+// In a runner group, each problem listed by Errors is also reported through
+// runner.HealthOf(ctx) under its key there (the file's path, or the
+// directory's), and cleared under that key once fixed: one file's fix never
+// clears another's problem.
 func (p *Provider) Run(ctx context.Context) error {
 	p.mu.Lock()
 	if p.running {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -711,4 +712,60 @@ func TestEmptiedFileConfirmed(t *testing.T) {
 		}
 		waitContents(t, f.backends, map[types.NamespacedName]Backend{})
 	})
+}
+
+// TestProblemsKeyedByFile checks that each bad file is a problem of its
+// own in the runner's status, under its path: fixing one file clears its
+// problem and keeps the others'.
+func TestProblemsKeyedByFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	write(t, dir, "a.yaml", "kind: Gadget\nmetadata: {name: x}\n")
+	write(t, dir, "b.yaml", backendYAML("", "web", "h", 1))
+	f := newFixture(t, dir)
+	g := runGroup(t, f.p)
+	wait(t, g.Ready(), "group ready")
+	waitProblems(t, g, f.p.Name(), map[string]string{a: "unknown kind"})
+
+	// A second bad file, with the same kind of problem.
+	write(t, dir, "b.yaml", "kind: Gadget\nmetadata: {name: z}\n")
+	waitProblems(t, g, f.p.Name(), map[string]string{a: "unknown kind", b: "unknown kind"})
+
+	// Fixing one keeps the other's problem.
+	write(t, dir, "a.yaml", backendYAML("", "api", "h", 2))
+	waitProblems(t, g, f.p.Name(), map[string]string{b: "unknown kind"})
+
+	// The directory's own problem is under the directory's path.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitProblems(t, g, f.p.Name(), map[string]string{b: "unknown kind", dir: "read directory"})
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitProblems(t, g, f.p.Name(), nil)
+}
+
+// waitProblems waits until the status of runner name in g lists a problem
+// under each key of want holding its text, and no other.
+func waitProblems(t *testing.T, g *runner.Group, name string, want map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	var last map[string]string
+	for snap := range g.Status().Subscribe(ctx) {
+		st, _ := snap.State.Get(name)
+		last = st.Problems
+		if len(last) == len(want) && func() bool {
+			for key, text := range want {
+				if !strings.Contains(last[key], text) {
+					return false
+				}
+			}
+			return true
+		}() {
+			return
+		}
+	}
+	t.Fatalf("problems of %s = %q, want %q", name, last, want)
 }
