@@ -29,8 +29,9 @@
 // missing name, a field of the wrong type) keeps its last good documents
 // published, and the problem is reported naming the file and the document:
 // in the runner's status (runner.HealthOf) under the file's path, cleared
-// when the file is fixed or removed; to the logger; to WithErrorHandler;
-// and in Provider.Errors. The other files are not affected.
+// when the file is fixed or removed; in the log (slog.Default() unless
+// WithLogger says otherwise); to WithErrorHandler; and in Provider.Errors.
+// The other files are not affected.
 //
 // When two files define the same kind, namespace and name, the one that
 // already provides it keeps it: the other gets an error naming both files
@@ -61,5 +62,5 @@
 //
 // NewFS reads the same documents from a directory of an fs.FS instead, such
 // as configuration compiled in with go:embed: once, when it runs, without
-// watching.
+// watching (and so it refuses the options about watching).
 package file

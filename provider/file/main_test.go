@@ -72,7 +72,7 @@ func newFixture(t *testing.T, dir string, opts ...file.Option) *fixture {
 		routes:   new(watchable.Map[types.NamespacedName, Route]),
 		errs:     make(chan error, 100),
 	}
-	opts = append([]file.Option{file.WithErrorHandler(func(err error) {
+	opts = append([]file.Option{file.WithLogger(quiet), file.WithErrorHandler(func(err error) {
 		select {
 		case f.errs <- err:
 		default:

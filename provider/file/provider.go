@@ -3,10 +3,12 @@ package file
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,7 +37,8 @@ type Provider struct {
 
 // New returns a provider for the documents in dir. dir need not exist yet:
 // until it does, the registered maps are empty (or keep what they had, if it
-// disappears later) and a problem is reported.
+// disappears later) and a problem is reported. Its runner name is "file:"
+// followed by dir, unless WithName says otherwise.
 func New(dir string, opts ...Option) *Provider {
 	dir = filepath.Clean(dir)
 	watch := dir
@@ -56,26 +59,43 @@ func New(dir string, opts ...Option) *Provider {
 // NewFS returns a provider for the documents in the directory dir of fsys
 // ("." for its root), such as the contents of an embed.FS. They are read and
 // published once, when the provider runs, and it is ready after that: fsys
-// is taken to be static, so it is neither watched nor read again, and the
-// options about events, debouncing and rescans have no effect. Documents are
-// decoded, and problems reported, exactly as for New; file paths in errors
-// are paths within fsys.
+// is taken to be static, so it is neither watched nor read again. Documents
+// are decoded, and problems reported, exactly as for New; file paths in
+// errors are paths within fsys. Its runner name is "file:fs:" followed by
+// dir, unless WithName says otherwise.
+//
+// NewFS panics when given an option about following changes
+// (WithDebounce, WithRescanInterval, WithFSNotify), naming it: there are
+// none to follow, and an option silently ignored would mislead.
 func NewFS(fsys fs.FS, dir string, opts ...Option) *Provider {
 	dir = path.Clean(dir)
+	cfg := newConfig(opts)
+	if len(cfg.watching) > 0 {
+		names := make([]string, len(cfg.watching))
+		for i, name := range cfg.watching {
+			names[i] = "file." + name
+		}
+		panic(fmt.Sprintf("file.NewFS(%q): %s: an fs.FS is read once, not watched: options about watching apply to file.New only",
+			dir, strings.Join(names, ", ")))
+	}
 	return &Provider{
 		dir:    dir,
 		src:    fsSource{fsys: fsys, dir: dir},
 		static: true,
-		cfg:    newConfig(opts),
+		cfg:    cfg,
 		ready:  make(chan struct{}),
 		kinds:  make(map[string]sink),
 		errs:   make(map[string]error),
 	}
 }
 
-// Name returns "file:" followed by the directory, or "file:fs:" followed by
-// the directory within fsys for a provider made by NewFS.
+// Name returns the name given with WithName; by default, "file:" followed
+// by the directory, or "file:fs:" followed by the directory within fsys for
+// a provider made by NewFS.
 func (p *Provider) Name() string {
+	if p.cfg.name != "" {
+		return p.cfg.name
+	}
 	if p.static {
 		return "file:fs:" + p.dir
 	}

@@ -1,13 +1,16 @@
 package file_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -592,7 +595,7 @@ func TestNewFS(t *testing.T) {
 		"other/d.yaml":         {Data: []byte(backendYAML("", "other", "h", 1))},
 	}
 	backends := new(watchable.Map[types.NamespacedName, Backend])
-	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200))
+	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200), file.WithLogger(quiet))
 	file.Register(p, "Backend", backends)
 	if got, want := p.Name(), "file:fs:config"; got != want {
 		t.Errorf("Name() = %q, want %q", got, want)
@@ -649,7 +652,7 @@ func TestNewFS(t *testing.T) {
 
 func TestNewFSMissingDirectory(t *testing.T) {
 	backends := new(watchable.Map[types.NamespacedName, Backend])
-	p := file.NewFS(fstest.MapFS{}, "config")
+	p := file.NewFS(fstest.MapFS{}, "config", file.WithLogger(quiet))
 	file.Register(p, "Backend", backends)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -768,4 +771,110 @@ func waitProblems(t *testing.T, g *runner.Group, name string, want map[string]st
 		}
 	}
 	t.Fatalf("problems of %s = %q, want %q", name, last, want)
+}
+
+func TestWithName(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		p    *file.Provider
+		want string
+	}{
+		{file.New(dir), "file:" + dir},
+		{file.New(dir, file.WithName("config")), "config"},
+		{file.New(dir, file.WithName("")), "file:" + dir},
+		{file.NewFS(fstest.MapFS{}, "config"), "file:fs:config"},
+		{file.NewFS(fstest.MapFS{}, "config", file.WithName("config")), "config"},
+	} {
+		if got := tc.p.Name(); got != tc.want {
+			t.Errorf("Name() = %q, want %q", got, tc.want)
+		}
+	}
+
+	// The name is the one a runner group knows the provider by, with no
+	// wrapper to rename it.
+	p := file.New(dir, file.WithName("config"), file.WithLogger(quiet))
+	g := runGroup(t, p)
+	wait(t, g.Ready(), "group ready")
+	if st, ok := g.Status().Load("config"); !ok || st.Phase != runner.PhaseReady {
+		t.Errorf("status of config = %+v, %v; want ready", st, ok)
+	}
+}
+
+// TestNewFSRefusesWatchOptions checks that NewFS refuses, naming them, the
+// options about following changes, which an fs.FS read once would ignore,
+// and takes the others.
+func TestNewFSRefusesWatchOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts []file.Option
+		text string // in the panic
+	}{
+		{[]file.Option{file.WithDebounce(time.Second)}, `file.NewFS("config"): file.WithDebounce: an fs.FS is read once`},
+		{[]file.Option{file.WithRescanInterval(0)}, "file.WithRescanInterval:"},
+		{[]file.Option{file.WithFSNotify(false)}, "file.WithFSNotify:"},
+		{[]file.Option{file.WithLogger(quiet), file.WithFSNotify(true), file.WithDebounce(0)}, "file.WithFSNotify, file.WithDebounce:"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			checkPanic(t, func() { file.NewFS(fstest.MapFS{}, "config", tc.opts...) }, tc.text)
+		})
+	}
+	file.NewFS(fstest.MapFS{}, "config", file.WithName("n"), file.WithLogger(quiet),
+		file.WithErrorHandler(func(error) {}), file.WithMaxFileSize(1))
+}
+
+// checkPanic checks that fn panics with a message holding text.
+func checkPanic(t *testing.T, fn func(), text string) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if msg := fmt.Sprint(r); r == nil || !strings.Contains(msg, text) {
+			t.Errorf("panic %v, want one with %q", r, text)
+		}
+	}()
+	fn()
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger on another goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestNilLoggerMeansDefault checks that with no logger, or a nil one, a bad
+// file is logged through slog.Default(): never silently.
+func TestNilLoggerMeansDefault(t *testing.T) {
+	for name, opts := range map[string][]file.Option{
+		"no WithLogger":   nil,
+		"WithLogger(nil)": {file.WithLogger(nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs lockedBuffer
+			old := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+			t.Cleanup(func() { slog.SetDefault(old) })
+
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", "kind: Gadget\nmetadata: {name: x}\n")
+			p := file.New(dir, opts...)
+			file.Register(p, "Backend", new(watchable.Map[types.NamespacedName, Backend]))
+			run(t, p)
+			wait(t, p.Ready(), "ready")
+			path := filepath.Join(dir, "a.yaml")
+			if got := logs.String(); !strings.Contains(got, "bad document file") || !strings.Contains(got, "file="+path) {
+				t.Errorf("slog.Default() got %q, want a record for %s", got, path)
+			}
+		})
+	}
 }
