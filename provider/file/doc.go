@@ -13,13 +13,18 @@
 //	spec:
 //	  port: 8080
 //
-// Each kind is registered with its own Go type and its own map, keyed by
-// namespace and name:
+// Each kind is registered with its own Go type. The provider creates the
+// kind's map, keyed by namespace and name, and returns a read-only view of
+// it, since the provider is its only writer:
 //
-//	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
 //	p := file.New("/etc/myapp")
-//	file.Register(p, "Backend", backends)
-//	// run p, for example in a runner group
+//	backends := file.Register[file.Object[BackendSpec]](p, "Backend")
+//	// run p, for example in a runner group; subscribe to backends
+//
+// The maps are initialized (watchable.View.Initialized) once the provider
+// has published its first reading of the directory to all of them, so a
+// consumer can wait for its input instead of being started after the
+// provider; Provider.Ready is closed then too.
 //
 // Documents are decoded strictly: a field that the Go type does not have is
 // an error, and so is a key repeated in one object, in YAML as in JSON. A

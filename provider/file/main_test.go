@@ -52,26 +52,21 @@ func (r Route) DeepCopy() Route {
 	return r
 }
 
-// quiet is a logger for tests that do not look at the logs.
-var quiet = slog.New(slog.DiscardHandler)
-
 // fixture is a provider of Backends and Routes over a temporary directory.
 type fixture struct {
 	dir      string
 	p        *file.Provider
-	backends *watchable.Map[types.NamespacedName, Backend]
-	routes   *watchable.Map[types.NamespacedName, Route]
+	backends watchable.View[types.NamespacedName, Backend]
+	routes   watchable.View[types.NamespacedName, Route]
 	errs     chan error
 }
 
+// quiet is a logger for tests that do not look at the logs.
+var quiet = slog.New(slog.DiscardHandler)
+
 func newFixture(t *testing.T, dir string, opts ...file.Option) *fixture {
 	t.Helper()
-	f := &fixture{
-		dir:      dir,
-		backends: new(watchable.Map[types.NamespacedName, Backend]),
-		routes:   new(watchable.Map[types.NamespacedName, Route]),
-		errs:     make(chan error, 100),
-	}
+	f := &fixture{dir: dir, errs: make(chan error, 100)}
 	opts = append([]file.Option{file.WithLogger(quiet), file.WithErrorHandler(func(err error) {
 		select {
 		case f.errs <- err:
@@ -79,8 +74,8 @@ func newFixture(t *testing.T, dir string, opts ...file.Option) *fixture {
 		}
 	})}, opts...)
 	f.p = file.New(dir, opts...)
-	file.Register(f.p, "Backend", f.backends)
-	file.Register(f.p, "Route", f.routes)
+	f.backends = file.Register[Backend](f.p, "Backend")
+	f.routes = file.Register[Route](f.p, "Route")
 	return f
 }
 
@@ -184,7 +179,7 @@ func backendYAML(namespace, name, host string, port int) string {
 }
 
 // waitContents waits until m holds exactly want.
-func waitContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V], want map[types.NamespacedName]V) {
+func waitContents[V any](t *testing.T, m watchable.View[types.NamespacedName, V], want map[types.NamespacedName]V) {
 	t.Helper()
 	waitFor(t, func() string {
 		if diff := cmp.Diff(want, m.State().Map()); diff != "" {
@@ -195,7 +190,7 @@ func waitContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V]
 }
 
 // checkContents checks that m holds exactly want now.
-func checkContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V], want map[types.NamespacedName]V) {
+func checkContents[V any](t *testing.T, m watchable.View[types.NamespacedName, V], want map[types.NamespacedName]V) {
 	t.Helper()
 	if diff := cmp.Diff(want, m.State().Map()); diff != "" {
 		t.Errorf("map contents (-want +got):\n%s", diff)

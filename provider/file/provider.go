@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// Provider is a runner that keeps the maps registered with Register in step
-// with the documents in a directory. It also implements runner.Readier.
+// Provider is a runner that keeps the maps created by Register in step with
+// the documents in a directory. It also implements runner.Readier.
 //
 // Register kinds before running it. Its methods are safe for concurrent use;
 // Run must not be called again while it is running. A Provider must not be
@@ -31,6 +31,7 @@ type Provider struct {
 
 	mu      sync.Mutex
 	kinds   map[string]sink
+	started bool // Run has been called: no more kinds
 	running bool
 	errs    map[string]error // current problems by file path
 }
@@ -103,7 +104,10 @@ func (p *Provider) Name() string {
 }
 
 // Ready is closed once the first reading of the directory has been published
-// to the maps (even if the directory does not exist or holds bad files).
+// (even if the directory does not exist or holds bad files): when every map
+// made by Register is initialized, or after the first reading when no kind
+// is registered. Consumers of one kind can wait on that map's Initialized
+// instead.
 func (p *Provider) Ready() <-chan struct{} { return p.ready }
 
 // Errors returns the current problems, by file path: for each file whose
@@ -134,7 +138,7 @@ func (p *Provider) Run(ctx context.Context) error {
 		p.mu.Unlock()
 		return errAlreadyRunning
 	}
-	p.running = true
+	p.started, p.running = true, true
 	kinds := maps.Clone(p.kinds)
 	p.mu.Unlock()
 	defer func() {
@@ -144,9 +148,15 @@ func (p *Provider) Run(ctx context.Context) error {
 	}()
 
 	s := newScanner(p, kinds)
+	loaded := func() {
+		for _, k := range kinds {
+			k.initialized()
+		}
+		p.readyOnce.Do(func() { close(p.ready) })
+	}
 	if p.static {
 		s.scan(ctx, true)
-		p.readyOnce.Do(func() { close(p.ready) })
+		loaded()
 		<-ctx.Done()
 		return nil
 	}
@@ -156,7 +166,7 @@ func (p *Provider) Run(ctx context.Context) error {
 	defer w.close()
 
 	recheck := s.scan(ctx, true)
-	p.readyOnce.Do(func() { close(p.ready) })
+	loaded()
 
 	var tick <-chan time.Time
 	if p.cfg.rescan > 0 {
