@@ -5,18 +5,33 @@
 // never talks to the outside world directly; it only reads maps.
 //
 // A provider is nothing more than a runner.Runner with that role, so writing
-// one takes a Name and a Run method (see the example). Good providers:
+// one takes a constructor, a Name and a Run method (see the example). Good
+// providers:
 //
-//   - own their maps: a provider is the only writer of the maps it fills, and
-//     makes them exactly what it sees, deleting what disappeared;
+//   - own their maps: the constructor creates each map the provider fills,
+//     and hands out only its watchable.View, so that nobody else can write
+//     to it. The provider makes each map exactly what it sees, deleting what
+//     disappeared;
 //   - publish related changes together, with Map.Batch or Map.Replace, so
 //     subscribers never see half of an update;
-//   - implement runner.Readier, closing the channel once the initial contents
-//     are published, so that dependants can wait for a complete picture;
-//   - survive bad input: keep the last good contents, and report the problem
-//     with runner.Report instead of returning an error, which would stop the
-//     program. Run returns an error only when the provider cannot go on, and
-//     nil when its context is done.
+//   - put readiness on the data: the constructor registers an initializer on
+//     each map (Map.RegisterInitializer), and Run calls it once the first
+//     complete contents are published. Consumers then wait on the map's
+//     Initialized, or see Snapshot.Initialized, instead of being started in
+//     the right order. A provider that implements runner.Readier derives
+//     Ready from its maps' Initialized;
+//   - survive bad input: keep the last good contents, and report each
+//     problem with runner.HealthOf(ctx).Report under a key naming its source
+//     (a file, a variable, a connection), clearing that key with a nil error
+//     once it is fixed, so that one fix never hides another problem.
+//     Returning an error from Run would stop the program: Run returns an
+//     error only when the provider cannot go on, and nil when its context is
+//     done;
+//   - take what they cannot work without as arguments, and everything else
+//     as functional options (opts ...Option); a WithLogger option whose nil
+//     (or absence) means slog.Default(), so that nothing fails silently; and
+//     a default name that says what is watched, which a WithName option can
+//     replace by a stable one.
 //
 // Subpackages hold the providers that come with switchyard: file watches a
 // directory of YAML and JSON documents, and registry is a service-discovery

@@ -13,22 +13,30 @@
 //	spec:
 //	  port: 8080
 //
-// Each kind is registered with its own Go type and its own map, keyed by
-// namespace and name:
+// Each kind is registered with its own Go type. The provider creates the
+// kind's map, keyed by namespace and name, and returns a read-only view of
+// it, since the provider is its only writer:
 //
-//	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
 //	p := file.New("/etc/myapp")
-//	file.Register(p, "Backend", backends)
-//	// run p, for example in a runner group
+//	backends := file.Register[file.Object[BackendSpec]](p, "Backend")
+//	// run p, for example in a runner group; subscribe to backends
 //
-// Documents are decoded strictly: a field that the Go type does not have is an
-// error, and so is a key repeated in one object, in YAML as in JSON. A file owns its documents: when it changes, its whole new set
-// replaces the old one in one batch per map; when it is deleted, its
-// documents are deleted. A file with a problem (invalid YAML or JSON, an
-// unknown kind, a missing name, a field of the wrong type) keeps its last good
-// documents published, and the problem is reported (runner.Report, the
-// logger, WithErrorHandler and Provider.Errors) naming the file and the
-// document; the other files are not affected.
+// The maps are initialized (watchable.View.Initialized) once the provider
+// has published its first reading of the directory to all of them, so a
+// consumer can wait for its input instead of being started after the
+// provider; Provider.Ready is closed then too.
+//
+// Documents are decoded strictly: a field that the Go type does not have is
+// an error, and so is a key repeated in one object, in YAML as in JSON. A
+// file owns its documents: when it changes, its whole new set replaces the
+// old one in one batch per map; when it is deleted, its documents are
+// deleted. A file with a problem (invalid YAML or JSON, an unknown kind, a
+// missing name, a field of the wrong type) keeps its last good documents
+// published, and the problem is reported naming the file and the document:
+// in the runner's status (runner.HealthOf) under the file's path, cleared
+// when the file is fixed or removed; in the log (slog.Default() unless
+// WithLogger says otherwise); to WithErrorHandler; and in Provider.Errors.
+// The other files are not affected.
 //
 // When two files define the same kind, namespace and name, the one that
 // already provides it keeps it: the other gets an error naming both files
@@ -59,5 +67,5 @@
 //
 // NewFS reads the same documents from a directory of an fs.FS instead, such
 // as configuration compiled in with go:embed: once, when it runs, without
-// watching.
+// watching (and so it refuses the options about watching).
 package file

@@ -24,7 +24,8 @@ import (
 // TestEndToEnd wires the whole pipeline together in a runner group: files on
 // disk -> file provider -> Derive (backend endpoints) -> Compute (a routing
 // table from routes and endpoints) -> a message.HandleSubscription consumer,
-// and checks the consumer's view as the files change.
+// and checks the consumer's view as the files change. No runner is ordered
+// after another: each waits for its inputs to be initialized.
 func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "backends.yaml", backendYAML("shop", "web", "10.0.0.1", 80)+"---\n"+backendYAML("shop", "api", "10.0.0.2", 81))
@@ -42,18 +43,17 @@ spec: {backend: api, paths: [/cart]}
 
 	// Derive: each backend gives its endpoint, keyed "namespace/name". A
 	// backend with port 0 is an error.
-	endpoints := new(watchable.Map[string, string])
-	derive := translator.Derive("endpoints", f.backends, endpoints,
+	derive := translator.Derive("endpoints", f.backends,
 		func(_ context.Context, name types.NamespacedName, b Backend) (map[string]string, error) {
 			if b.Spec.Port == 0 {
 				return nil, errors.New("port 0")
 			}
 			return map[string]string{name.String(): fmt.Sprintf("%s:%d", b.Spec.Host, b.Spec.Port)}, nil
 		})
+	endpoints := derive.Output()
 
 	// Compute: the routing table, path -> endpoint, from two maps.
-	table := new(watchable.Map[string, string])
-	compute := translator.Compute("table", table, func(context.Context) (map[string]string, error) {
+	compute := translator.Compute("table", []translator.Input{f.routes, endpoints}, func(context.Context) (map[string]string, error) {
 		eps := endpoints.State()
 		out := make(map[string]string)
 		for name, r := range f.routes.State().All() {
@@ -66,13 +66,14 @@ spec: {backend: api, paths: [/cart]}
 			}
 		}
 		return out, nil
-	}, f.routes, endpoints)
+	})
+	table := compute.Output()
 
 	// The consumer keeps its own view of the table, one update at a time.
 	var mu sync.Mutex
 	view := make(map[string]string)
 	consumer := runner.Func("consumer", func(ctx context.Context) error {
-		message.HandleSubscription(ctx, message.Metadata{Runner: "consumer", Message: "table"}, table.Subscribe(ctx),
+		message.HandleSubscription(ctx, message.Loop{Runner: "consumer", Message: "table"}, table.Subscribe(ctx),
 			func(_ context.Context, u watchable.Update[string, string]) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -86,20 +87,15 @@ spec: {backend: api, paths: [/cart]}
 		return nil
 	})
 
-	g := runner.NewGroup(runner.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, f.p, derive, compute, consumer) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("group returned %v, want nil", err)
-		}
-	}()
-	select {
-	case <-g.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatal("group not ready")
+	g := runGroup(t, consumer, compute, derive, f.p)
+	wait(t, g.Ready(), "group ready")
+
+	// Readiness is on the data: once the table is initialized it was
+	// computed from initialized inputs, so it is whole, with no waiting.
+	want := map[string]string{"/": "10.0.0.1:80", "/index.html": "10.0.0.1:80", "/cart": "10.0.0.2:81"}
+	wait(t, table.Initialized(), "table initialized")
+	if diff := cmp.Diff(want, table.State().Map()); diff != "" {
+		t.Errorf("initialized table (-want +got):\n%s", diff)
 	}
 
 	waitView := func(want map[string]string) {
@@ -113,18 +109,24 @@ spec: {backend: api, paths: [/cart]}
 			return ""
 		})
 	}
+	// waitProblem waits until runnerName has a problem with text (under
+	// any key), or none when text is "".
 	waitProblem := func(runnerName, text string) {
 		t.Helper()
 		waitFor(t, func() string {
 			st, _ := g.Status().Load(runnerName)
-			if (text == "") != (st.Problem == "") || !strings.Contains(st.Problem, text) {
-				return fmt.Sprintf("status of %s = %+v, want a problem with %q", runnerName, st, text)
+			if text == "" && len(st.Problems) == 0 {
+				return ""
 			}
-			return ""
+			for _, p := range st.Problems {
+				if text != "" && strings.Contains(p, text) {
+					return ""
+				}
+			}
+			return fmt.Sprintf("status of %s = %+v, want a problem with %q", runnerName, st, text)
 		})
 	}
 
-	want := map[string]string{"/": "10.0.0.1:80", "/index.html": "10.0.0.1:80", "/cart": "10.0.0.2:81"}
 	waitView(want)
 
 	// Editing a backend flows through every stage.
@@ -141,7 +143,7 @@ spec: {backend: api, paths: [/cart]}
 	// A broken file is reported in the provider's status and changes
 	// nothing downstream; fixing it clears the problem.
 	write(t, dir, "backends.yaml", "kind: Backend\nmetadata: {name: web, namespace: shop}\nspec: {port: eighty}\n")
-	waitProblem(f.p.Name(), filepath.Join(dir, "backends.yaml"))
+	waitProblem(f.p.Name(), "file "+filepath.Join(dir, "backends.yaml"))
 	mu.Lock()
 	if diff := cmp.Diff(want, maps.Clone(view)); diff != "" {
 		t.Errorf("view changed by a broken file (-want +got):\n%s", diff)

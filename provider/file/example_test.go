@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/provider/file"
-	"github.com/switchyard-go/switchyard/watchable"
 )
 
 func Example() {
@@ -29,19 +28,20 @@ metadata: {name: api, namespace: shop}
 spec: {host: 10.0.0.2, port: 9090}
 `), 0o644)
 
-	// One map per kind, keyed by namespace and name.
+	// The provider makes one map per kind, keyed by namespace and name,
+	// and hands out a read-only view of it.
 	type BackendSpec struct {
 		Host string `json:"host"`
 		Port int    `json:"port"`
 	}
-	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
 	p := file.New(dir)
-	file.Register(p, "Backend", backends)
+	backends := file.Register[file.Object[BackendSpec]](p, "Backend")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- p.Run(ctx) }()
-	<-p.Ready()
+	// The map is initialized once the directory has been read.
+	<-backends.Initialized()
 	web, _ := backends.Load(types.NamespacedName{Namespace: "shop", Name: "web"})
 	fmt.Println(backends.Len(), "backends; web is", web.Spec.Host, web.Spec.Port)
 
@@ -87,9 +87,8 @@ spec: {host: 10.0.0.1, port: 8080}
 		Host string `json:"host"`
 		Port int    `json:"port"`
 	}
-	backends := new(watchable.Map[types.NamespacedName, file.Object[BackendSpec]])
 	p := file.NewFS(defaults, "config")
-	file.Register(p, "Backend", backends)
+	backends := file.Register[file.Object[BackendSpec]](p, "Backend")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

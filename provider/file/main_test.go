@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/provider/file"
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -54,37 +56,43 @@ func (r Route) DeepCopy() Route {
 type fixture struct {
 	dir      string
 	p        *file.Provider
-	backends *watchable.Map[types.NamespacedName, Backend]
-	routes   *watchable.Map[types.NamespacedName, Route]
+	backends watchable.View[types.NamespacedName, Backend]
+	routes   watchable.View[types.NamespacedName, Route]
 	errs     chan error
 }
 
+// quiet is a logger for tests that do not look at the logs.
+var quiet = slog.New(slog.DiscardHandler)
+
 func newFixture(t *testing.T, dir string, opts ...file.Option) *fixture {
 	t.Helper()
-	f := &fixture{
-		dir:      dir,
-		backends: new(watchable.Map[types.NamespacedName, Backend]),
-		routes:   new(watchable.Map[types.NamespacedName, Route]),
-		errs:     make(chan error, 100),
-	}
-	opts = append([]file.Option{file.WithErrorHandler(func(err error) {
+	f := &fixture{dir: dir, errs: make(chan error, 100)}
+	opts = append([]file.Option{file.WithLogger(quiet), file.WithErrorHandler(func(err error) {
 		select {
 		case f.errs <- err:
 		default:
 		}
 	})}, opts...)
 	f.p = file.New(dir, opts...)
-	file.Register(f.p, "Backend", f.backends)
-	file.Register(f.p, "Route", f.routes)
+	f.backends = file.Register[Backend](f.p, "Backend")
+	f.routes = file.Register[Route](f.p, "Route")
 	return f
 }
 
 // start runs the provider until the test ends and waits until it is ready.
 func (f *fixture) start(t *testing.T) {
 	t.Helper()
+	run(t, f.p)
+	wait(t, f.p.Ready(), "provider ready")
+}
+
+// run runs r, on its own, until the test ends; it fails the test if Run
+// returns an error or does not return after the test.
+func run(t *testing.T, r runner.Runner) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- f.p.Run(ctx) }()
+	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -96,10 +104,24 @@ func (f *fixture) start(t *testing.T) {
 			t.Errorf("Run did not return after cancel")
 		}
 	})
+}
+
+// runGroup runs runners in a runner group until the test ends, and returns
+// the group.
+func runGroup(t *testing.T, runners ...runner.Runner) *runner.Group {
+	t.Helper()
+	g := runner.NewGroup(runner.WithLogger(quiet))
+	run(t, runner.Func("group", func(ctx context.Context) error { return g.Run(ctx, runners...) }))
+	return g
+}
+
+// wait waits until ch is closed.
+func wait(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
 	select {
-	case <-f.p.Ready():
+	case <-ch:
 	case <-time.After(waitTimeout):
-		t.Fatalf("not ready after %v", waitTimeout)
+		t.Fatalf("%s: not after %v", what, waitTimeout)
 	}
 }
 
@@ -157,7 +179,7 @@ func backendYAML(namespace, name, host string, port int) string {
 }
 
 // waitContents waits until m holds exactly want.
-func waitContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V], want map[types.NamespacedName]V) {
+func waitContents[V any](t *testing.T, m watchable.View[types.NamespacedName, V], want map[types.NamespacedName]V) {
 	t.Helper()
 	waitFor(t, func() string {
 		if diff := cmp.Diff(want, m.State().Map()); diff != "" {
@@ -168,7 +190,7 @@ func waitContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V]
 }
 
 // checkContents checks that m holds exactly want now.
-func checkContents[V any](t *testing.T, m *watchable.Map[types.NamespacedName, V], want map[types.NamespacedName]V) {
+func checkContents[V any](t *testing.T, m watchable.View[types.NamespacedName, V], want map[types.NamespacedName]V) {
 	t.Helper()
 	if diff := cmp.Diff(want, m.State().Map()); diff != "" {
 		t.Errorf("map contents (-want +got):\n%s", diff)

@@ -5,16 +5,22 @@ import (
 	"time"
 )
 
-// Option configures a Provider.
+// Option configures a Provider. The options that concern following a
+// directory's changes (WithDebounce, WithRescanInterval, WithFSNotify) apply
+// to New only: NewFS refuses them.
 type Option func(*config)
 
 type config struct {
+	name     string
 	debounce time.Duration
 	rescan   time.Duration
 	notify   bool
 	maxSize  int64
 	logger   *slog.Logger
 	onError  func(error)
+	// watching names the options given that only make sense for a
+	// directory that is watched, in the order given, for NewFS to refuse.
+	watching []string
 }
 
 func newConfig(opts []Option) config {
@@ -23,12 +29,24 @@ func newConfig(opts []Option) config {
 		rescan:   30 * time.Second,
 		notify:   true,
 		maxSize:  DefaultMaxFileSize,
-		logger:   slog.New(slog.DiscardHandler),
 	}
 	for _, o := range opts {
 		o(&c)
 	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
 	return c
+}
+
+// WithName sets the provider's runner name, under which a runner group
+// lists its status and its problems, and which its log records carry. The
+// default is "file:" followed by the directory ("file:fs:" and the
+// directory for NewFS); a fixed name such as "config" keeps health checks
+// and dashboards the same wherever the files come from. An empty name keeps
+// the default.
+func WithName(name string) Option {
+	return func(c *config) { c.name = name }
 }
 
 // WithDebounce sets how long the directory must be quiet after a filesystem
@@ -40,31 +58,44 @@ func newConfig(opts []Option) config {
 // documents and is found empty (zero bytes, as when a writer has truncated
 // it and not written yet) keeps its documents until it is read again at
 // least one debounce period later and is still empty.
+//
+// It applies to New only; NewFS panics when given it.
 func WithDebounce(d time.Duration) Option {
-	return func(c *config) { c.debounce = max(d, 0) }
+	return func(c *config) {
+		c.debounce = max(d, 0)
+		c.watching = append(c.watching, "WithDebounce")
+	}
 }
 
 // WithRescanInterval sets how often the whole directory is read again
 // whatever the events say (default 30s), which catches changes that events
 // missed. Zero disables the rescan.
+//
+// It applies to New only; NewFS panics when given it.
 func WithRescanInterval(d time.Duration) Option {
-	return func(c *config) { c.rescan = max(d, 0) }
+	return func(c *config) {
+		c.rescan = max(d, 0)
+		c.watching = append(c.watching, "WithRescanInterval")
+	}
 }
 
 // WithFSNotify turns filesystem events on (the default) or off. Without
 // them, changes are noticed by the rescan only.
+//
+// It applies to New only; NewFS panics when given it.
 func WithFSNotify(enabled bool) Option {
-	return func(c *config) { c.notify = enabled }
+	return func(c *config) {
+		c.notify = enabled
+		c.watching = append(c.watching, "WithFSNotify")
+	}
 }
 
-// WithLogger logs problems with files (keys "runner", "file", "error") and
-// with watching the directory to l. By default nothing is logged.
+// WithLogger sends the provider's log records to l: each new problem with a
+// file (keys "runner", "file", "error"), and trouble watching the
+// directory. Without it, or with a nil l, they go to slog.Default(): a bad
+// file is never silent.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
-	}
+	return func(c *config) { c.logger = l }
 }
 
 // WithErrorHandler calls fn with each new problem, a *DocumentError, when it

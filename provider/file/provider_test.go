@@ -1,13 +1,16 @@
 package file_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -16,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/provider/file"
-	"github.com/switchyard-go/switchyard/watchable"
+	"github.com/switchyard-go/switchyard/runner"
 )
 
 func TestInitialScan(t *testing.T) {
@@ -58,13 +61,30 @@ func TestInitialScan(t *testing.T) {
 	}
 }
 
-func TestInitialScanReplacesLeftovers(t *testing.T) {
+// TestRunAgainReplacesLeftovers checks that the first reading of a new Run
+// makes the maps exactly what the directory holds, whatever a previous Run
+// left in them.
+func TestRunAgainReplacesLeftovers(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "a.yaml", backendYAML("", "web", "h", 1))
+	write(t, dir, "a.yaml", backendYAML("", "stale", "h", 2))
 	f := newFixture(t, dir)
-	f.backends.Store(nn("", "stale"), backend("", "stale", "h", 2))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.p.Run(ctx) }()
+	wait(t, f.p.Ready(), "first run ready")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("first Run returned %v", err)
+	}
+
+	remove(t, dir, "a.yaml")
+	write(t, dir, "b.yaml", backendYAML("", "web", "h", 1))
+	rev := f.backends.Revision()
 	f.start(t)
-	checkContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+	waitContents(t, f.backends, map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1)})
+	if got := f.backends.Revision(); got != rev+1 {
+		t.Errorf("revision went from %d to %d, want one replacement", rev, got)
+	}
 }
 
 func TestFollowsFiles(t *testing.T) {
@@ -373,30 +393,49 @@ func TestRegisterPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		register func(p *file.Provider)
+		text     string // in the panic
 	}{
-		{"kind twice", func(p *file.Provider) {
-			file.Register(p, "Backend", new(watchable.Map[types.NamespacedName, Backend]))
-		}},
-		{"empty kind", func(p *file.Provider) {
-			file.Register(p, "", new(watchable.Map[types.NamespacedName, Backend]))
-		}},
-		{"nil map", func(p *file.Provider) {
-			file.Register[Backend](p, "Other", nil)
-		}},
-		{"type without DeepCopy", func(p *file.Provider) {
-			file.Register(p, "Other", new(watchable.Map[types.NamespacedName, uncopyable]))
-		}},
+		{"kind twice", func(p *file.Provider) { file.Register[Backend](p, "Backend") }, `file.Register("Backend"): kind already registered`},
+		{"empty kind", func(p *file.Provider) { file.Register[Backend](p, "") }, "file.Register: empty kind"},
+		{"type that cannot be copied", func(p *file.Provider) { file.Register[uncopyable](p, "Other") }, `file.Register("Other"): watchable: cannot deep-copy`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, t.TempDir())
-			defer func() {
-				if recover() == nil {
-					t.Error("Register did not panic")
-				}
-			}()
-			tc.register(f.p)
+			checkPanic(t, func() { tc.register(f.p) }, tc.text)
 		})
 	}
+
+	// Once the provider has run, its kinds are fixed: a new map could not
+	// be initialized by a reading that is over.
+	for _, running := range []bool{true, false} {
+		f := newFixture(t, t.TempDir())
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- f.p.Run(ctx) }()
+		wait(t, f.p.Ready(), "ready")
+		if !running {
+			cancel()
+			<-done
+		}
+		checkPanic(t, func() { file.Register[Backend](f.p, "Other") }, `file.Register("Other"): provider file:`+f.dir+` has started running`)
+		cancel()
+		if running {
+			<-done
+		}
+	}
+}
+
+// checkPanic checks that fn panics with a message holding text.
+func checkPanic(t *testing.T, fn func(), text string) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if msg := fmt.Sprint(r); r == nil || !strings.Contains(msg, text) {
+			t.Errorf("panic %v, want one with %q", r, text)
+		}
+	}()
+	fn()
 }
 
 func TestObjectDeepCopy(t *testing.T) {
@@ -590,9 +629,8 @@ func TestNewFS(t *testing.T) {
 		"config/sub/c.yaml":    {Data: []byte(backendYAML("", "sub", "h", 1))},
 		"other/d.yaml":         {Data: []byte(backendYAML("", "other", "h", 1))},
 	}
-	backends := new(watchable.Map[types.NamespacedName, Backend])
-	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200))
-	file.Register(p, "Backend", backends)
+	p := file.NewFS(fsys, "config/", file.WithMaxFileSize(200), file.WithLogger(quiet))
+	backends := file.Register[Backend](p, "Backend")
 	if got, want := p.Name(), "file:fs:config"; got != want {
 		t.Errorf("Name() = %q, want %q", got, want)
 	}
@@ -600,11 +638,7 @@ func TestNewFS(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	select {
-	case <-p.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatalf("not ready after %v", waitTimeout)
-	}
+	wait(t, p.Ready(), "ready")
 	checkContents(t, backends, map[types.NamespacedName]Backend{
 		nn("shop", "web"): backend("shop", "web", "10.0.0.1", 80),
 		nn("shop", "api"): backend("shop", "api", "10.0.0.2", 81),
@@ -647,17 +681,15 @@ func TestNewFS(t *testing.T) {
 }
 
 func TestNewFSMissingDirectory(t *testing.T) {
-	backends := new(watchable.Map[types.NamespacedName, Backend])
-	p := file.NewFS(fstest.MapFS{}, "config")
-	file.Register(p, "Backend", backends)
+	p := file.NewFS(fstest.MapFS{}, "config", file.WithLogger(quiet))
+	backends := file.Register[Backend](p, "Backend")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	select {
-	case <-p.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatalf("not ready after %v", waitTimeout)
-	}
+	wait(t, p.Ready(), "ready")
+	// The map is initialized, empty: the directory's absence is known.
+	wait(t, backends.Initialized(), "map initialized")
+	checkContents(t, backends, map[types.NamespacedName]Backend{})
 	if err := p.Errors()["config"]; !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("error for the missing directory = %v, want one wrapping fs.ErrNotExist", err)
 	}
@@ -711,4 +743,213 @@ func TestEmptiedFileConfirmed(t *testing.T) {
 		}
 		waitContents(t, f.backends, map[types.NamespacedName]Backend{})
 	})
+}
+
+func TestWithName(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		p    *file.Provider
+		want string
+	}{
+		{file.New(dir), "file:" + dir},
+		{file.New(dir, file.WithName("config")), "config"},
+		{file.New(dir, file.WithName("")), "file:" + dir},
+		{file.NewFS(fstest.MapFS{}, "config"), "file:fs:config"},
+		{file.NewFS(fstest.MapFS{}, "config", file.WithName("config")), "config"},
+	} {
+		if got := tc.p.Name(); got != tc.want {
+			t.Errorf("Name() = %q, want %q", got, tc.want)
+		}
+	}
+
+	// The name is the one a runner group knows the provider by, with no
+	// wrapper to rename it; the maps' initializer goes by it too.
+	p := file.New(dir, file.WithName("config"), file.WithLogger(quiet))
+	backends := file.Register[Backend](p, "Backend")
+	if diff := cmp.Diff([]string{"config"}, backends.PendingInitializers()); diff != "" {
+		t.Errorf("pending initializers (-want +got):\n%s", diff)
+	}
+	g := runGroup(t, p)
+	wait(t, g.Ready(), "group ready")
+	if st, ok := g.Status().Load("config"); !ok || st.Phase != runner.PhaseReady {
+		t.Errorf("status of config = %+v, %v; want ready", st, ok)
+	}
+}
+
+// TestNewFSRefusesWatchOptions checks that NewFS refuses, naming them, the
+// options about following changes, which an fs.FS read once would ignore,
+// and takes the others.
+func TestNewFSRefusesWatchOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts []file.Option
+		text string // in the panic
+	}{
+		{[]file.Option{file.WithDebounce(time.Second)}, `file.NewFS("config"): file.WithDebounce: an fs.FS is read once`},
+		{[]file.Option{file.WithRescanInterval(0)}, "file.WithRescanInterval:"},
+		{[]file.Option{file.WithFSNotify(false)}, "file.WithFSNotify:"},
+		{[]file.Option{file.WithLogger(quiet), file.WithFSNotify(true), file.WithDebounce(0)}, "file.WithFSNotify, file.WithDebounce:"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			checkPanic(t, func() { file.NewFS(fstest.MapFS{}, "config", tc.opts...) }, tc.text)
+		})
+	}
+	file.NewFS(fstest.MapFS{}, "config", file.WithName("n"), file.WithLogger(quiet),
+		file.WithErrorHandler(func(error) {}), file.WithMaxFileSize(1))
+}
+
+// TestInitializedAfterFirstLoad checks that the maps Register returns are
+// not initialized until the provider has published its first reading to
+// every one of them, and are then, whole.
+func TestInitializedAfterFirstLoad(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", backendYAML("", "web", "h", 1)+"---\n"+backendYAML("", "api", "h", 2))
+	write(t, dir, "b.yaml", "kind: Route\nmetadata: {name: home}\nspec: {backend: web}\n")
+	f := newFixture(t, dir)
+	want := map[types.NamespacedName]Backend{nn("", "web"): backend("", "web", "h", 1), nn("", "api"): backend("", "api", "h", 2)}
+
+	sub := f.backends.Subscribe(t.Context())
+	snap := receive(t, sub)
+	if snap.Initialized || snap.State.Len() != 0 {
+		t.Errorf("first snapshot before Run: initialized %v with %d entries, want uninitialized and empty", snap.Initialized, snap.State.Len())
+	}
+	for _, ch := range []<-chan struct{}{f.backends.Initialized(), f.routes.Initialized(), f.p.Ready()} {
+		select {
+		case <-ch:
+			t.Fatal("initialized or ready before Run")
+		default:
+		}
+	}
+	if diff := cmp.Diff([]string{"file:" + dir}, f.routes.PendingInitializers()); diff != "" {
+		t.Errorf("pending initializers (-want +got):\n%s", diff)
+	}
+
+	f.start(t)
+	for !snap.Initialized {
+		snap = receive(t, sub)
+	}
+	// The first initialized snapshot holds the whole first reading.
+	if diff := cmp.Diff(want, snap.State.Map()); diff != "" {
+		t.Errorf("first initialized snapshot (-want +got):\n%s", diff)
+	}
+	wait(t, f.backends.Initialized(), "backends initialized")
+	wait(t, f.routes.Initialized(), "routes initialized")
+	if n := f.routes.Len(); n != 1 {
+		t.Errorf("routes has %d entries, want 1", n)
+	}
+}
+
+// receive returns the next value from ch.
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v, ok := <-ch:
+		if !ok {
+			t.Fatal("channel closed")
+		}
+		return v
+	case <-time.After(waitTimeout):
+		t.Fatalf("nothing received after %v", waitTimeout)
+	}
+	panic("unreachable")
+}
+
+// TestProblemsKeyedByFile checks that each bad file is a problem of its
+// own in the runner's status, under its path: fixing one file clears its
+// problem and keeps the others'.
+func TestProblemsKeyedByFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	write(t, dir, "a.yaml", "kind: Gadget\nmetadata: {name: x}\n")
+	write(t, dir, "b.yaml", backendYAML("", "web", "h", 1))
+	f := newFixture(t, dir)
+	g := runGroup(t, f.p)
+	wait(t, g.Ready(), "group ready")
+	waitProblems(t, g, f.p.Name(), map[string]string{a: "unknown kind"})
+
+	// A second bad file, with the same kind of problem.
+	write(t, dir, "b.yaml", "kind: Gadget\nmetadata: {name: z}\n")
+	waitProblems(t, g, f.p.Name(), map[string]string{a: "unknown kind", b: "unknown kind"})
+
+	// Fixing one keeps the other's problem.
+	write(t, dir, "a.yaml", backendYAML("", "api", "h", 2))
+	waitProblems(t, g, f.p.Name(), map[string]string{b: "unknown kind"})
+
+	// The directory's own problem is under the directory's path.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitProblems(t, g, f.p.Name(), map[string]string{b: "unknown kind", dir: "read directory"})
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitProblems(t, g, f.p.Name(), nil)
+}
+
+// waitProblems waits until the status of runner name in g lists a problem
+// under each key of want holding its text, and no other.
+func waitProblems(t *testing.T, g *runner.Group, name string, want map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	var last map[string]string
+	for snap := range g.Status().Subscribe(ctx) {
+		st, _ := snap.State.Get(name)
+		last = st.Problems
+		if len(last) == len(want) && func() bool {
+			for key, text := range want {
+				if !strings.Contains(last[key], text) {
+					return false
+				}
+			}
+			return true
+		}() {
+			return
+		}
+	}
+	t.Fatalf("problems of %s = %q, want %q", name, last, want)
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger on another goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestNilLoggerMeansDefault checks that with no logger, or a nil one, a bad
+// file is logged through slog.Default(): never silently.
+func TestNilLoggerMeansDefault(t *testing.T) {
+	for name, opts := range map[string][]file.Option{
+		"no WithLogger":   nil,
+		"WithLogger(nil)": {file.WithLogger(nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs lockedBuffer
+			old := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+			t.Cleanup(func() { slog.SetDefault(old) })
+
+			dir := t.TempDir()
+			write(t, dir, "a.yaml", "kind: Gadget\nmetadata: {name: x}\n")
+			p := file.New(dir, opts...)
+			file.Register[Backend](p, "Backend")
+			run(t, p)
+			wait(t, p.Ready(), "ready")
+			path := filepath.Join(dir, "a.yaml")
+			if got := logs.String(); !strings.Contains(got, "bad document file") || !strings.Contains(got, "file="+path) {
+				t.Errorf("slog.Default() got %q, want a record for %s", got, path)
+			}
+		})
+	}
 }

@@ -10,8 +10,11 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Register makes p decode documents of the given kind into T and store them
-// in m, keyed by their metadata's namespace and name.
+// Register makes p decode documents of the given kind into T, and returns
+// the map that holds them, keyed by their metadata's namespace and name.
+// p creates the map and is its only writer: what it returns is the map's
+// read-only View. While p runs, the map holds exactly the documents of that
+// kind found in the directory.
 //
 // T is decoded from the whole document (kind, metadata, spec and anything
 // else it holds) with JSON rules after YAML is converted to JSON, so its
@@ -19,13 +22,17 @@ import (
 // rejected. Object[S] is a ready-made T; any struct of the same shape works.
 // T must be deep-copyable (see watchable.DeepCopy).
 //
-// p becomes the only writer of m: while p runs, m holds exactly the
-// documents of that kind found in the directory. Register must be called
-// before p runs; it panics if p is running, if kind is empty or already
-// registered, if m is nil, or if T cannot be deep-copied.
-func Register[T any](p *Provider, kind string, m *watchable.Map[types.NamespacedName, T]) {
-	if kind == "" || m == nil {
-		panic(fmt.Sprintf("file.Register(%q): empty kind or nil map", kind))
+// The map is not initialized (its Initialized channel is open, and its
+// snapshots say Initialized false) until p has published its first reading
+// of the directory to every kind's map, so that a consumer waiting on it
+// never acts on a partial picture.
+//
+// Register must be called before p first runs; it panics once p has started
+// running, if kind is empty or already registered, or if T cannot be
+// deep-copied.
+func Register[T any](p *Provider, kind string) watchable.View[types.NamespacedName, T] {
+	if kind == "" {
+		panic("file.Register: empty kind")
 	}
 	func() {
 		defer func() {
@@ -38,13 +45,15 @@ func Register[T any](p *Provider, kind string, m *watchable.Map[types.Namespaced
 	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.running {
-		panic(fmt.Sprintf("file.Register(%q): provider %s is running", kind, p.Name()))
+	if p.started {
+		panic(fmt.Sprintf("file.Register(%q): provider %s has started running", kind, p.Name()))
 	}
 	if _, dup := p.kinds[kind]; dup {
-		panic(fmt.Sprintf("file.Register(%q): kind already registered", kind))
+		panic(fmt.Sprintf("file.Register(%q): kind already registered with provider %s", kind, p.Name()))
 	}
-	p.kinds[kind] = mapSink[T]{m: m}
+	m := new(watchable.Map[types.NamespacedName, T])
+	p.kinds[kind] = mapSink[T]{m: m, done: m.RegisterInitializer(p.Name())}
+	return m.View()
 }
 
 // sink is a registered kind, with its type erased so that the provider can
@@ -56,6 +65,9 @@ type sink interface {
 	replace(entries map[types.NamespacedName]any)
 	// apply applies ops to the map as one batch.
 	apply(ops []op)
+	// initialized marks the map initialized, once its first contents are
+	// published.
+	initialized()
 }
 
 // op is a write to a kind's map: store value, or delete when value is nil.
@@ -65,7 +77,8 @@ type op struct {
 }
 
 type mapSink[T any] struct {
-	m *watchable.Map[types.NamespacedName, T]
+	m    *watchable.Map[types.NamespacedName, T]
+	done func() // the map's initializer
 }
 
 func (s mapSink[T]) decode(doc []byte) (any, error) {
@@ -97,3 +110,5 @@ func (s mapSink[T]) apply(ops []op) {
 		}
 	})
 }
+
+func (s mapSink[T]) initialized() { s.done() }

@@ -31,9 +31,9 @@ type scanner struct {
 	claims map[docKey][]string
 	dirErr error
 
-	recheck  bool            // a file is to be read again a debounce period after this scan
-	dupsSeen map[string]bool // messages of the duplicate errors already announced
-	reported string          // the message last given to runner.Report
+	recheck  bool              // a file is to be read again a debounce period after this scan
+	dupsSeen map[string]bool   // messages of the duplicate errors already announced
+	reported map[string]string // the problems reported through Health: message by key
 }
 
 // fileState is one file: the documents it provides (its last good contents)
@@ -56,6 +56,7 @@ func newScanner(p *Provider, kinds map[string]sink) *scanner {
 		files:    make(map[string]*fileState),
 		claims:   make(map[docKey][]string),
 		dupsSeen: make(map[string]bool),
+		reported: make(map[string]string),
 	}
 }
 
@@ -241,7 +242,8 @@ func (s *scanner) publish(affected map[docKey]bool, first bool) {
 }
 
 // report works out the current problems, announces the new ones, and
-// publishes them in Provider.Errors and with runner.Report.
+// publishes them in Provider.Errors and through the runner's Health, each
+// under its file's path.
 func (s *scanner) report(ctx context.Context, fresh []*DocumentError) {
 	dups := make(map[string][]error)
 	dupsSeen := make(map[string]bool)
@@ -295,37 +297,19 @@ func (s *scanner) report(ctx context.Context, fresh []*DocumentError) {
 		}
 	}
 
-	summary := summarize(errs)
-	msg := ""
-	if summary != nil {
-		msg = summary.Error()
-	}
-	if msg != s.reported {
-		s.reported = msg
-		runner.Report(ctx, summary)
-	}
-}
-
-// maxReported bounds how many files' problems go into the status report.
-const maxReported = 10
-
-// summarize joins the problems of the first few files in path order, for
-// runner.Report; nil when there are none.
-func summarize(errs map[string]error) error {
-	paths := slices.Sorted(maps.Keys(errs))
-	switch {
-	case len(paths) == 0:
-		return nil
-	case len(paths) == 1:
-		return errs[paths[0]]
-	}
-	var list []error
-	for i, p := range paths {
-		if i == maxReported {
-			list = append(list, fmt.Errorf("and problems in %d more files", len(paths)-maxReported))
-			break
+	// Each problem under its own key, so that fixing one file clears its
+	// problem only; in path order, for a readable log.
+	health := runner.HealthOf(ctx)
+	for _, key := range slices.Sorted(maps.Keys(s.reported)) {
+		if _, still := errs[key]; !still {
+			health.Report(key, nil)
+			delete(s.reported, key)
 		}
-		list = append(list, errs[p])
 	}
-	return errors.Join(list...)
+	for _, key := range slices.Sorted(maps.Keys(errs)) {
+		if msg := errs[key].Error(); s.reported[key] != msg {
+			health.Report(key, errs[key])
+			s.reported[key] = msg
+		}
+	}
 }

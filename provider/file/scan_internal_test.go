@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // countingSource counts the files opened.
@@ -57,9 +55,8 @@ func TestRescanSkipsUnchangedFiles(t *testing.T) {
 	type Spec struct {
 		Port int `json:"port"`
 	}
-	m := new(watchable.Map[types.NamespacedName, Object[Spec]])
 	p := New(dir)
-	Register(p, "Backend", m)
+	m := Register[Object[Spec]](p, "Backend")
 	src := &countingSource{source: p.src}
 	p.src = src
 	s := newScanner(p, p.kinds)
