@@ -47,7 +47,7 @@
 // never wake watchers; Instances has it.
 //
 // Inside the program, Snapshots is derived from Instances by a
-// translator.Group keyed by (serviceId, envTag, protocol) that Run runs: a
+// translator.GroupBy keyed by (serviceId, envTag, protocol) that Run runs: a
 // change to an instance rebuilds only its snapshot (or two, when it moves),
 // and a heartbeat, which only moves lastSeenAt, rebuilds nothing.
 //

@@ -222,7 +222,7 @@ func (r *Registry) serveContext(parent context.Context) (context.Context, contex
 func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Duration, send func(data []byte) error, ping func() error) error {
 	// A subset subscription wakes only for changes to matching snapshots,
 	// so every wake-up is news for this watcher.
-	sub := r.snapshots.SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
+	sub := r.Snapshots().SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
 	var tickC <-chan time.Time
 	if ping != nil {
 		tick := time.NewTicker(keepAlive)

@@ -48,12 +48,14 @@ type Registry struct {
 	hasDisc   bool
 
 	instances watchable.Map[string, *Instance]
-	snapshots watchable.Map[DiscoveryKey, *DiscoverySnapshot]
+	// loaded finishes the initializer of instances: the in-memory
+	// registry has nothing to load, so Run calls it when it starts.
+	loaded func()
+	// snapshots derives the DiscoverySnapshots from instances; Run runs it.
+	snapshots *snapshotGrouping
 
 	encodings encodings // shared JSON of watch answers
 
-	// derive keeps snapshots up to date; Run runs it.
-	derive  runner.Runner
 	stopped chan struct{} // closed when Run returns
 
 	mu         sync.Mutex
@@ -105,35 +107,41 @@ func New(opts Options) (*Registry, error) {
 	}
 	opts.Token, opts.DiscoveryToken = "", ""
 	r.opts = opts
-	r.derive = newSnapshots(&r.instances, &r.snapshots, opts.Logger)
+	r.loaded = r.instances.RegisterInitializer("registry")
+	r.snapshots = newSnapshots(r.instances.View(), opts.Logger)
 	return r, nil
 }
 
 // Name returns "registry".
 func (r *Registry) Name() string { return "registry" }
 
-// Ready is closed once Run has published the initial snapshots (the
-// translator deriving them is ready); from then on the handler serves
-// requests.
-func (r *Registry) Ready() <-chan struct{} { return r.derive.(runner.Readier).Ready() }
+// Ready returns the Initialized channel of Snapshots: it is closed once Run
+// has started and the snapshots of the instances present then have been
+// published, and stays closed. Until Run starts, the handler answers 503.
+func (r *Registry) Ready() <-chan struct{} { return r.snapshots.Output().Initialized() }
 
-// Instances returns the map of registered instances, keyed by
-// runtimeInstanceId. The registry is its only writer; subscribe to it, but do
-// not write to it.
-func (r *Registry) Instances() *watchable.Map[string, *Instance] { return &r.instances }
+// Instances returns a read-only view of the registered instances, keyed by
+// runtimeInstanceId. The registry is the map's only writer. The map is
+// initialized (see watchable.View.Initialized) once Run has started.
+func (r *Registry) Instances() watchable.View[string, *Instance] { return r.instances.View() }
 
-// Snapshots returns the map of DiscoverySnapshots derived from Instances
-// (by a translator.Group that Run runs), one per (serviceId, envTag,
-// protocol) that has instances. Heartbeats do not change it: nodes carry no
-// LastSeenAt. Subscribe to it, but do not write to it.
-func (r *Registry) Snapshots() *watchable.Map[DiscoveryKey, *DiscoverySnapshot] {
-	return &r.snapshots
+// Snapshots returns a read-only view of the DiscoverySnapshots derived from
+// Instances (by a translator.GroupBy that Run runs), one per (serviceId,
+// envTag, protocol) that has instances. Heartbeats do not change it: nodes
+// carry no LastSeenAt. It is initialized, and Ready closed, once it holds
+// the snapshots of the instances present when Run started.
+func (r *Registry) Snapshots() watchable.View[DiscoveryKey, *DiscoverySnapshot] {
+	return r.snapshots.Output()
 }
 
-// Run expires leases and keeps Snapshots up to date until ctx is done. Run
-// may be called once; a second call fails. When it returns, both maps are
-// closed (subscribers' channels close), the handler answers 503, and every
-// open watch and WebSocket ends.
+// Run expires leases and keeps Snapshots up to date until ctx is done, then
+// returns nil. Run may be called once; a second call fails. When it returns,
+// the handler answers 503 and every open watch and WebSocket ends; Instances
+// and Snapshots keep their last contents (they are not closed: their
+// subscribers end with their own contexts).
+//
+// The translator deriving Snapshots reports its failures, if any, through
+// runner.HealthOf(ctx) under its own key.
 func (r *Registry) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.started {
@@ -142,11 +150,10 @@ func (r *Registry) Run(ctx context.Context) error {
 	}
 	r.started, r.running = true, true
 	r.mu.Unlock()
+	r.loaded() // nothing to load: the instances start empty
 
-	// Both end when ctx is done; the translator reports its failures (if
-	// any) in the registry's status.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return r.derive.Run(gctx) })
+	g.Go(func() error { return r.snapshots.Run(gctx) })
 	g.Go(func() error { r.expireLeases(gctx); return nil })
 	err := g.Wait()
 
@@ -154,8 +161,6 @@ func (r *Registry) Run(ctx context.Context) error {
 	r.running = false
 	r.mu.Unlock()
 	close(r.stopped)
-	r.instances.Close()
-	r.snapshots.Close()
 	return err
 }
 

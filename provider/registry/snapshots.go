@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -34,7 +33,11 @@ func sameNode(a, b *Instance) bool {
 	return x.Equal(&y)
 }
 
-// newSnapshots returns the translator that keeps snapshots equal to the
+// snapshotGrouping is the translator that derives the snapshots from the
+// instances.
+type snapshotGrouping = translator.Grouping[string, *Instance, DiscoveryKey, *DiscoverySnapshot]
+
+// newSnapshots returns the translator that keeps its output equal to the
 // instances grouped by (serviceId, envTag, protocol): one DiscoverySnapshot
 // per group, nodes sorted.
 //
@@ -43,11 +46,11 @@ func sameNode(a, b *Instance) bool {
 // snapshot with a heartbeat would rebuild, copy and compare the whole
 // snapshot of that service, which costs most of the heartbeat throughput
 // when services have many instances (see BenchmarkHeartbeat).
-func newSnapshots(instances *watchable.Map[string, *Instance], snapshots *watchable.Map[DiscoveryKey, *DiscoverySnapshot], logger *slog.Logger) runner.Runner {
-	return translator.Group("registry/snapshots", instances, snapshots,
+func newSnapshots(instances watchable.View[string, *Instance], logger *slog.Logger) *snapshotGrouping {
+	return translator.GroupBy("registry/snapshots", instances,
 		func(_ string, inst *Instance) (DiscoveryKey, bool) { return keyOf(inst), true },
 		buildSnapshot,
-		translator.WithInputEqual(sameNode), translator.WithLogger(logger))
+		translator.WithLogger(logger)).WithInputEqual(sameNode)
 }
 
 // buildSnapshot lists members as the nodes of the snapshot for k.
