@@ -6,7 +6,9 @@
 // of the program subscribe to. Clients outside the process look up and watch
 // the same snapshots over HTTP, Server-Sent Events or JSON-RPC.
 //
-//	reg, err := registry.New(registry.Options{Token: token})
+//	token, err := registry.TokenFromEnv("REGISTRY_TOKEN")
+//	...
+//	reg, err := registry.New(registry.WithToken(token))
 //	mux.Handle("/v1/", reg.Handler())
 //	mux.Handle("/ws/", reg.Handler())
 //	go reg.Run(ctx) // or add it to a runner group
@@ -19,8 +21,9 @@
 //	GET    /v1/discovery?serviceId=&envTag=&protocol=        200 DiscoverySnapshot
 //	GET    /v1/discovery/watch?serviceId=&envTag=&protocol=  text/event-stream
 //
-// The first three need "Authorization: Bearer <Options.Token>"; lookups and
-// watches need Options.DiscoveryToken (or Options.Token) when one is set.
+// The first three need "Authorization: Bearer <token>" with the token of
+// WithToken; lookups and watches need the token of WithDiscoveryToken (or
+// that of WithToken) when one is set.
 // Bad input changes nothing and is answered with {"error", "field"}: 400 for
 // invalid JSON, unknown or invalid fields, 401 for a missing or wrong token,
 // 409 when the service has Limits.MaxInstancesPerService instances, 413 for
@@ -54,10 +57,10 @@
 // # Leases
 //
 // An instance registered over HTTP is connected while it heartbeats: after
-// one Options.Lease without a heartbeat it is marked connected=false, after
+// one lease (WithLease) without a heartbeat it is marked connected=false, after
 // three it is removed. An instance registered over a WebSocket is connected
 // while the socket is open; when the socket closes it is marked
-// connected=false at once and removed one Lease later. Registering the same
+// connected=false at once and removed one lease later. Registering the same
 // endpoint (serviceId, envTag, protocol, address, port) again, on any
 // transport, takes the existing instance over, keeps its runtimeInstanceId
 // and marks it connected: that is how a client that reconnects keeps its

@@ -13,7 +13,7 @@ import (
 
 // A registry in the program: register an instance in-process and look it up.
 func Example() {
-	reg, err := registry.New(registry.Options{Token: "example-token"})
+	reg, err := registry.New(registry.WithToken("example-token"))
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +39,7 @@ func Example() {
 // Serving the HTTP API: register with the token, look up without one (no
 // discovery token is set).
 func ExampleRegistry_Handler() {
-	reg, err := registry.New(registry.Options{Token: "example-token"})
+	reg, err := registry.New(registry.WithToken("example-token"))
 	if err != nil {
 		panic(err)
 	}

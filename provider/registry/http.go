@@ -101,7 +101,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "", "content type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.opts.Limits.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.limits.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -111,7 +111,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "reading request body: %v", err)
 		return
 	}
-	reg, ferr := r.opts.Limits.decodeRegistration(body)
+	reg, ferr := r.cfg.limits.decodeRegistration(body)
 	if ferr != nil {
 		writeJSON(w, http.StatusBadRequest, ferr)
 		return
@@ -119,11 +119,11 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 	id, err := r.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
-		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.opts.Limits.MaxInstancesPerService)
+		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.cfg.limits.MaxInstancesPerService)
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
 	default:
-		writeJSON(w, http.StatusCreated, RegisterResponse{RuntimeInstanceID: id, LeaseSeconds: r.opts.Lease.Seconds()})
+		writeJSON(w, http.StatusCreated, RegisterResponse{RuntimeInstanceID: id, LeaseSeconds: r.cfg.lease.Seconds()})
 	}
 }
 
@@ -171,7 +171,7 @@ func (r *Registry) parseQuery(q url.Values) (DiscoveryKey, *FieldError) {
 			return k, fieldErr(name, "unknown query parameter %q", name)
 		}
 	}
-	return k, r.opts.Limits.validateLookup(k)
+	return k, r.cfg.limits.validateLookup(k)
 }
 
 // validateLookup checks a lookup: serviceId required, protocol known if
@@ -272,7 +272,7 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	rc := http.NewResponseController(w)
 	write := func(parts ...[]byte) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(r.opts.Limits.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(r.cfg.limits.WriteTimeout))
 		for _, p := range parts {
 			if _, err := w.Write(p); err != nil {
 				return err
@@ -285,7 +285,7 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	_ = r.watch(ctx, k, r.opts.Limits.KeepAlive,
+	_ = r.watch(ctx, k, r.cfg.limits.KeepAlive,
 		func(data []byte) error { return write(sseEvent, data, sseEnd) },
 		func() error { return write(sseKeepAlive) })
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestRegisterLookupDeregister(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	prodHTTP := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1.2.3", Tags: map[string]string{"zone": "a"}})
 	devHTTP := f.register(Registration{ServiceID: "api", EnvTag: "dev", Protocol: "http", Address: "10.0.0.2", Port: 8080})
 	prodGRPC := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "grpc", Address: "10.0.0.1", Port: 9090})
@@ -71,7 +72,7 @@ func TestRegisterLookupDeregister(t *testing.T) {
 }
 
 func TestReRegisterTakesOver(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	reg := Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1"}
 	id := f.register(reg)
 	reg.Version = "2"
@@ -85,7 +86,7 @@ func TestReRegisterTakesOver(t *testing.T) {
 
 func TestHeartbeatAndLeaseExpiry(t *testing.T) {
 	const lease = 300 * time.Millisecond
-	f := start(t, Options{Lease: lease})
+	f := start(t, WithLease(lease))
 	id := f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080})
 
 	status, body := f.do("POST", "/v1/services", testToken, "application/json", `{"serviceId":"x","protocol":"http","address":"h","port":1}`)
@@ -129,7 +130,7 @@ func TestHeartbeatAndLeaseExpiry(t *testing.T) {
 }
 
 func TestBadHTTPInput(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{MaxTags: 2, MaxStringLength: 20, MaxInstancesPerService: 1}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{MaxTags: 2, MaxStringLength: 20, MaxInstancesPerService: 1}))
 	id := f.register(Registration{ServiceID: "full", Protocol: "http", Address: "10.0.0.1", Port: 1})
 	const json = "application/json"
 	valid := func(mut string) string {
@@ -216,7 +217,7 @@ func TestBadHTTPInput(t *testing.T) {
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 func TestNotRunning(t *testing.T) {
-	r, err := New(Options{Token: testToken})
+	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,13 +232,15 @@ func TestNotRunning(t *testing.T) {
 			t.Errorf("GET %s before Run: %d, want 503", path, rec.Code)
 		}
 	}
-	if _, err := New(Options{}); err != ErrNoToken {
-		t.Errorf("New without a token: %v, want ErrNoToken", err)
+	for _, opts := range [][]Option{nil, {WithToken("")}, {WithDiscoveryToken(testDiscToken)}, {WithToken(testToken), WithToken("")}} {
+		if r, err := New(opts...); !errors.Is(err, ErrNoToken) || r != nil {
+			t.Errorf("New without a token: %v, %v; want nil, ErrNoToken", r, err)
+		}
 	}
 }
 
 func TestSSEWatch(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{KeepAlive: 20 * time.Millisecond}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{KeepAlive: 20 * time.Millisecond}))
 	w := f.watchSSE("serviceId=api&protocol=http", testDiscToken)
 	if got := w.next(); got == nil || len(got.Nodes) != 0 || got.ServiceID != "api" || got.Protocol != "http" {
 		t.Fatalf("first event %+v, want the empty snapshot", got)
@@ -262,7 +265,7 @@ func TestSSEWatch(t *testing.T) {
 // TestWatchCoalesces blocks a watcher's send and makes many changes: when
 // it resumes, it gets the newest snapshot, not a backlog.
 func TestWatchCoalesces(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	sent := make(chan *DiscoverySnapshot)
 	release := make(chan struct{})
 	done := make(chan error, 1)
@@ -301,7 +304,7 @@ func TestWatchCoalesces(t *testing.T) {
 }
 
 func TestHTTPMethodsAndRoutes(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	for _, tt := range []struct {
 		method, path string
 		want         int

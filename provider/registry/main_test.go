@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,14 +34,12 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-// start runs a registry with opts (Token defaults to testToken) behind an
-// httptest server. Cleanup stops both and waits for them.
-func start(t testing.TB, opts Options) *fixture {
+// start runs a registry behind an httptest server, with testToken as its
+// token and its log records in the test's log, then opts. Cleanup stops
+// both and waits for them.
+func start(t testing.TB, opts ...Option) *fixture {
 	t.Helper()
-	if opts.Token == "" {
-		opts.Token = testToken
-	}
-	r, err := New(opts)
+	r, err := New(append([]Option{WithToken(testToken), WithLogger(testLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +60,19 @@ func start(t testing.TB, opts Options) *fixture {
 		t.Fatal("registry not ready")
 	}
 	return &fixture{t: t, r: r, srv: srv}
+}
+
+// testLogger returns a logger that writes to t's log, shown when t fails or
+// runs with -v.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // do sends a request and returns the status and body.

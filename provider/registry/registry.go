@@ -42,7 +42,7 @@ var (
 //
 // All methods are safe for concurrent use.
 type Registry struct {
-	opts      Options // tokens cleared: only their digests are kept
+	cfg       config // tokens cleared: only their digests are kept
 	token     [sha256.Size]byte
 	discovery [sha256.Size]byte
 	hasDisc   bool
@@ -87,28 +87,29 @@ func endpointOf(i *Instance) endpoint {
 	return endpoint{i.ServiceID, i.EnvTag, i.Protocol, i.Address, i.Port}
 }
 
-// New returns a Registry configured by opts. It fails with ErrNoToken when
-// opts.Token is empty.
-func New(opts Options) (*Registry, error) {
-	if opts.Token == "" {
-		return nil, ErrNoToken
+// New returns a Registry configured by opts; WithToken is required. It
+// fails with an error wrapping ErrNoToken when no token, or an empty one,
+// is given. The registry serves nothing before Run: see Run and Handler.
+func New(opts ...Option) (*Registry, error) {
+	cfg := newConfig(opts)
+	if cfg.token == "" {
+		return nil, fmt.Errorf("%w: New needs WithToken with a non-empty token", ErrNoToken)
 	}
-	opts = opts.withDefaults()
 	r := &Registry{
-		token:      sha256.Sum256([]byte(opts.Token)),
+		token:      sha256.Sum256([]byte(cfg.token)),
 		stopped:    make(chan struct{}),
 		leases:     make(map[string]*lease),
 		byEndpoint: make(map[endpoint]string),
 		perService: make(map[string]int),
 	}
-	if opts.DiscoveryToken != "" {
-		r.discovery = sha256.Sum256([]byte(opts.DiscoveryToken))
+	if cfg.discoveryToken != "" {
+		r.discovery = sha256.Sum256([]byte(cfg.discoveryToken))
 		r.hasDisc = true
 	}
-	opts.Token, opts.DiscoveryToken = "", ""
-	r.opts = opts
+	cfg.token, cfg.discoveryToken = "", ""
+	r.cfg = cfg
 	r.loaded = r.instances.RegisterInitializer("registry")
-	r.snapshots = newSnapshots(r.instances.View(), opts.Logger)
+	r.snapshots = newSnapshots(r.instances.View(), cfg.logger)
 	return r, nil
 }
 
@@ -166,7 +167,7 @@ func (r *Registry) Run(ctx context.Context) error {
 
 // expireLeases checks the leases a few times per lease period.
 func (r *Registry) expireLeases(ctx context.Context) {
-	t := time.NewTicker(min(max(r.opts.Lease/10, 5*time.Millisecond), time.Second))
+	t := time.NewTicker(min(max(r.cfg.lease/10, 5*time.Millisecond), time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -199,7 +200,7 @@ func (r *Registry) expire(now time.Time) {
 		return
 	}
 	for _, id := range removed {
-		r.opts.Logger.Info("lease expired", "instance", id, "service", r.leases[id].inst.ServiceID)
+		r.cfg.logger.Info("lease expired", "instance", id, "service", r.leases[id].inst.ServiceID)
 		r.forget(id)
 	}
 	r.instances.Batch(func(b *watchable.Batch[string, *Instance]) {
@@ -230,7 +231,7 @@ func (r *Registry) now() time.Time { return time.Now().UTC() }
 // instance takes that instance over and returns its id. Errors are a
 // *FieldError for bad input, ErrTooManyInstances or ErrNotRunning.
 func (r *Registry) Register(reg Registration) (string, error) {
-	if err := r.opts.Limits.validate(&reg); err != nil {
+	if err := r.cfg.limits.validate(&reg); err != nil {
 		return "", err
 	}
 	return r.register(reg, nil)
@@ -248,8 +249,8 @@ func (r *Registry) register(reg Registration, owner *session) (string, error) {
 	id, ok := r.byEndpoint[ep]
 	l := r.leases[id]
 	if !ok {
-		if r.perService[reg.ServiceID] >= r.opts.Limits.MaxInstancesPerService {
-			return "", fmt.Errorf("register instance of service %q: %w (limit %d)", reg.ServiceID, ErrTooManyInstances, r.opts.Limits.MaxInstancesPerService)
+		if r.perService[reg.ServiceID] >= r.cfg.limits.MaxInstancesPerService {
+			return "", fmt.Errorf("register instance of service %q: %w (limit %d)", reg.ServiceID, ErrTooManyInstances, r.cfg.limits.MaxInstancesPerService)
 		}
 		id = newID()
 		l = &lease{inst: &Instance{
@@ -259,7 +260,7 @@ func (r *Registry) register(reg Registration, owner *session) (string, error) {
 		r.leases[id] = l
 		r.byEndpoint[ep] = id
 		r.perService[reg.ServiceID]++
-		r.opts.Logger.Info("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
+		r.cfg.logger.Info("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
 	}
 	l.inst.Version, l.inst.Tags = reg.Version, reg.Tags
 	if !l.inst.Connected || l.owner != owner {
@@ -274,8 +275,8 @@ func (r *Registry) register(reg Registration, owner *session) (string, error) {
 
 // renew restarts the lease of an instance without a live socket. r.mu is held.
 func (r *Registry) renew(l *lease, now time.Time) {
-	l.disconnectAt = now.Add(r.opts.Lease)
-	l.removeAt = now.Add(3 * r.opts.Lease)
+	l.disconnectAt = now.Add(r.cfg.lease)
+	l.removeAt = now.Add(3 * r.cfg.lease)
 }
 
 // Heartbeat renews the lease of instance id and marks it connected, as
@@ -312,7 +313,7 @@ func (r *Registry) Deregister(id string) error {
 	if _, ok := r.leases[id]; !ok {
 		return fmt.Errorf("deregister %q: %w", id, ErrUnknownInstance)
 	}
-	r.opts.Logger.Info("deregistered", "instance", id)
+	r.cfg.logger.Info("deregistered", "instance", id)
 	r.forget(id)
 	r.instances.Delete(id)
 	return nil
@@ -330,7 +331,7 @@ func (r *Registry) disconnect(id string, s *session) {
 	}
 	l.owner = nil
 	l.inst.Connected = false
-	l.disconnectAt, l.removeAt = now, now.Add(r.opts.Lease)
+	l.disconnectAt, l.removeAt = now, now.Add(r.cfg.lease)
 	r.instances.Store(id, l.inst)
 }
 

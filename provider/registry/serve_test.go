@@ -10,7 +10,7 @@ import (
 )
 
 func TestServeStandalone(t *testing.T) {
-	r, err := New(Options{Token: testToken})
+	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func groupSnapshots(instances watchable.State[string, *Instance]) map[DiscoveryK
 // disconnections and deregistrations and checks that the incrementally
 // derived Snapshots always settle on groupSnapshots of the Instances.
 func TestSnapshotsFollowInstances(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ids []string
 	for round := range 20 {

@@ -136,7 +136,7 @@ var apiReg = map[string]any{"serviceId": "api", "envTag": "prod", "protocol": "g
 
 func TestMicroserviceSocket(t *testing.T) {
 	const lease = 500 * time.Millisecond
-	f := start(t, Options{Lease: lease})
+	f := start(t, WithLease(lease))
 	rc := f.dial("/ws/microservice", testToken)
 
 	if m := rc.call("discovery/lookup", map[string]any{"serviceId": "api"}); m.Error == nil || m.Error.Code != CodeNotRegistered {
@@ -188,7 +188,7 @@ func TestMicroserviceSocket(t *testing.T) {
 }
 
 func TestDiscoverySocketSubscribe(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	rc := f.dial("/ws/discovery", "")
 	var sub struct{ SubscriptionID string }
 	rc.result("discovery/subscribe", map[string]any{"serviceId": "api", "envTag": "prod"}, &sub)
@@ -227,7 +227,7 @@ func TestDiscoverySocketSubscribe(t *testing.T) {
 }
 
 func TestSocketBadInput(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{MaxMessageBytes: 1024, MaxSubscriptionsPerConn: 1}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{MaxMessageBytes: 1024, MaxSubscriptionsPerConn: 1}))
 	rev := f.r.Instances().Revision()
 
 	t.Run("errors", func(t *testing.T) {
@@ -336,7 +336,7 @@ func TestSocketBadInput(t *testing.T) {
 }
 
 func TestStopEndsWatchers(t *testing.T) {
-	r, err := New(Options{Token: testToken})
+	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
