@@ -67,12 +67,6 @@ func bearer(req *http.Request) (token string, present bool) {
 	return strings.TrimSpace(token), true
 }
 
-func (r *Registry) isRunning() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.running
-}
-
 // admit writes the answer for a request that cannot be served (registry not
 // running, missing or wrong token) and reports whether it may go on.
 func (r *Registry) admit(w http.ResponseWriter, req *http.Request, discovery bool) bool {
@@ -116,7 +110,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusBadRequest, ferr)
 		return
 	}
-	id, err := r.register(reg, nil)
+	id, err := r.store.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.cfg.limits.MaxInstancesPerService)

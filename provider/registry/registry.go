@@ -37,8 +37,9 @@ var (
 
 // Registry is the service-discovery control plane. It owns a watchable map of
 // Instances, derives a map of DiscoverySnapshots from it, and serves the HTTP
-// and WebSocket JSON-RPC APIs (Handler). It is a runner.Runner: Run expires
-// leases and keeps the snapshots up to date.
+// and WebSocket JSON-RPC APIs (Handler). It is a runner.Runner and a
+// runner.Readier: Run expires leases and keeps the snapshots up to date, and
+// Ready follows the snapshots' initialization.
 //
 // All methods are safe for concurrent use.
 type Registry struct {
@@ -47,44 +48,18 @@ type Registry struct {
 	discovery [sha256.Size]byte
 	hasDisc   bool
 
-	instances watchable.Map[string, *Instance]
-	// loaded finishes the initializer of instances: the in-memory
-	// registry has nothing to load, so Run calls it when it starts.
-	loaded func()
-	// snapshots derives the DiscoverySnapshots from instances; Run runs it.
+	// store holds the instances and their leases: every change to an
+	// instance goes through it.
+	store *instanceStore
+	// snapshots derives the DiscoverySnapshots from the instances; Run
+	// runs it.
 	snapshots *snapshotGrouping
 
 	encodings encodings // shared JSON of watch answers
 
+	mu      sync.Mutex
+	started bool          // Run was called
 	stopped chan struct{} // closed when Run returns
-
-	mu         sync.Mutex
-	started    bool
-	running    bool
-	leases     map[string]*lease
-	byEndpoint map[endpoint]string
-	perService map[string]int
-}
-
-// lease is the registry's private bookkeeping for one instance. Guarded by
-// Registry.mu.
-type lease struct {
-	inst  *Instance // the registry's copy; Stored after every change
-	owner *session  // the live WebSocket holding the instance, or nil
-	// Without an owner, the instance is marked disconnected at disconnectAt
-	// and removed at removeAt.
-	disconnectAt, removeAt time.Time
-}
-
-// endpoint identifies an instance for re-registration: registering the same
-// endpoint again takes over the existing instance and its id.
-type endpoint struct {
-	serviceID, envTag, protocol, address string
-	port                                 int
-}
-
-func endpointOf(i *Instance) endpoint {
-	return endpoint{i.ServiceID, i.EnvTag, i.Protocol, i.Address, i.Port}
 }
 
 // New returns a Registry configured by opts; WithToken is required. It
@@ -96,11 +71,8 @@ func New(opts ...Option) (*Registry, error) {
 		return nil, fmt.Errorf("%w: New needs WithToken with a non-empty token", ErrNoToken)
 	}
 	r := &Registry{
-		token:      sha256.Sum256([]byte(cfg.token)),
-		stopped:    make(chan struct{}),
-		leases:     make(map[string]*lease),
-		byEndpoint: make(map[endpoint]string),
-		perService: make(map[string]int),
+		token:   sha256.Sum256([]byte(cfg.token)),
+		stopped: make(chan struct{}),
 	}
 	if cfg.discoveryToken != "" {
 		r.discovery = sha256.Sum256([]byte(cfg.discoveryToken))
@@ -108,8 +80,8 @@ func New(opts ...Option) (*Registry, error) {
 	}
 	cfg.token, cfg.discoveryToken = "", ""
 	r.cfg = cfg
-	r.loaded = r.instances.RegisterInitializer("registry")
-	r.snapshots = newSnapshots(r.instances.View(), cfg.logger)
+	r.store = newInstanceStore(cfg)
+	r.snapshots = newSnapshots(r.store.instances.View(), cfg.logger)
 	return r, nil
 }
 
@@ -124,7 +96,7 @@ func (r *Registry) Ready() <-chan struct{} { return r.snapshots.Output().Initial
 // Instances returns a read-only view of the registered instances, keyed by
 // runtimeInstanceId. The registry is the map's only writer. The map is
 // initialized (see watchable.View.Initialized) once Run has started.
-func (r *Registry) Instances() watchable.View[string, *Instance] { return r.instances.View() }
+func (r *Registry) Instances() watchable.View[string, *Instance] { return r.store.instances.View() }
 
 // Snapshots returns a read-only view of the DiscoverySnapshots derived from
 // Instances (by a translator.GroupBy that Run runs), one per (serviceId,
@@ -149,81 +121,20 @@ func (r *Registry) Run(ctx context.Context) error {
 		r.mu.Unlock()
 		return errors.New("registry: Run called twice")
 	}
-	r.started, r.running = true, true
+	r.started = true
 	r.mu.Unlock()
-	r.loaded() // nothing to load: the instances start empty
 
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { r.store.run(gctx); return nil })
 	g.Go(func() error { return r.snapshots.Run(gctx) })
-	g.Go(func() error { r.expireLeases(gctx); return nil })
 	err := g.Wait()
-
-	r.mu.Lock()
-	r.running = false
-	r.mu.Unlock()
 	close(r.stopped)
 	return err
 }
 
-// expireLeases checks the leases a few times per lease period.
-func (r *Registry) expireLeases(ctx context.Context) {
-	t := time.NewTicker(min(max(r.cfg.lease/10, 5*time.Millisecond), time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.expire(time.Now())
-		}
-	}
-}
-
-func (r *Registry) expire(now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var changed []*lease
-	var removed []string
-	for id, l := range r.leases {
-		if l.owner != nil {
-			continue
-		}
-		switch {
-		case !now.Before(l.removeAt):
-			removed = append(removed, id)
-		case !now.Before(l.disconnectAt) && l.inst.Connected:
-			l.inst.Connected = false
-			changed = append(changed, l)
-		}
-	}
-	if len(changed) == 0 && len(removed) == 0 {
-		return
-	}
-	for _, id := range removed {
-		r.cfg.logger.Info("lease expired", "instance", id, "service", r.leases[id].inst.ServiceID)
-		r.forget(id)
-	}
-	r.instances.Batch(func(b *watchable.Batch[string, *Instance]) {
-		for _, l := range changed {
-			b.Store(l.inst.RuntimeInstanceID, l.inst)
-		}
-		for _, id := range removed {
-			b.Delete(id)
-		}
-	})
-}
-
-// forget drops the bookkeeping for id. r.mu is held.
-func (r *Registry) forget(id string) {
-	l := r.leases[id]
-	delete(r.leases, id)
-	delete(r.byEndpoint, endpointOf(l.inst))
-	if r.perService[l.inst.ServiceID]--; r.perService[l.inst.ServiceID] <= 0 {
-		delete(r.perService, l.inst.ServiceID)
-	}
-}
-
-func (r *Registry) now() time.Time { return time.Now().UTC() }
+// isRunning reports whether the registry serves requests: Run has started
+// and not returned.
+func (r *Registry) isRunning() bool { return r.store.isRunning() }
 
 // Register validates reg and registers it as an instance leased by heartbeats
 // (as POST /v1/services does), returning its runtimeInstanceId. Registering
@@ -234,106 +145,17 @@ func (r *Registry) Register(reg Registration) (string, error) {
 	if err := r.cfg.limits.validate(&reg); err != nil {
 		return "", err
 	}
-	return r.register(reg, nil)
-}
-
-// register stores a validated registration, held by owner if not nil.
-func (r *Registry) register(reg Registration, owner *session) (string, error) {
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.running {
-		return "", ErrNotRunning
-	}
-	ep := endpoint{reg.ServiceID, reg.EnvTag, reg.Protocol, reg.Address, reg.Port}
-	id, ok := r.byEndpoint[ep]
-	l := r.leases[id]
-	if !ok {
-		if r.perService[reg.ServiceID] >= r.cfg.limits.MaxInstancesPerService {
-			return "", fmt.Errorf("register instance of service %q: %w (limit %d)", reg.ServiceID, ErrTooManyInstances, r.cfg.limits.MaxInstancesPerService)
-		}
-		id = newID()
-		l = &lease{inst: &Instance{
-			RuntimeInstanceID: id, ServiceID: reg.ServiceID, EnvTag: reg.EnvTag,
-			Protocol: reg.Protocol, Address: reg.Address, Port: reg.Port,
-		}}
-		r.leases[id] = l
-		r.byEndpoint[ep] = id
-		r.perService[reg.ServiceID]++
-		r.cfg.logger.Info("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
-	}
-	l.inst.Version, l.inst.Tags = reg.Version, reg.Tags
-	if !l.inst.Connected || l.owner != owner {
-		l.inst.ConnectedAt = now
-	}
-	l.inst.Connected, l.inst.LastSeenAt = true, now
-	l.owner = owner
-	r.renew(l, now)
-	r.instances.Store(id, l.inst)
-	return id, nil
-}
-
-// renew restarts the lease of an instance without a live socket. r.mu is held.
-func (r *Registry) renew(l *lease, now time.Time) {
-	l.disconnectAt = now.Add(r.cfg.lease)
-	l.removeAt = now.Add(3 * r.cfg.lease)
+	return r.store.register(reg, nil)
 }
 
 // Heartbeat renews the lease of instance id and marks it connected, as
 // PUT /v1/services/{id}/heartbeat does. It fails with ErrUnknownInstance or
 // ErrNotRunning.
-func (r *Registry) Heartbeat(id string) error {
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.running {
-		return ErrNotRunning
-	}
-	l, ok := r.leases[id]
-	if !ok {
-		return fmt.Errorf("heartbeat %q: %w", id, ErrUnknownInstance)
-	}
-	if !l.inst.Connected {
-		l.inst.Connected, l.inst.ConnectedAt = true, now
-	}
-	l.inst.LastSeenAt = now
-	r.renew(l, now)
-	r.instances.Store(id, l.inst)
-	return nil
-}
+func (r *Registry) Heartbeat(id string) error { return r.store.renew(id) }
 
 // Deregister removes instance id at once, as DELETE /v1/services/{id} does.
 // It fails with ErrUnknownInstance or ErrNotRunning.
-func (r *Registry) Deregister(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.running {
-		return ErrNotRunning
-	}
-	if _, ok := r.leases[id]; !ok {
-		return fmt.Errorf("deregister %q: %w", id, ErrUnknownInstance)
-	}
-	r.cfg.logger.Info("deregistered", "instance", id)
-	r.forget(id)
-	r.instances.Delete(id)
-	return nil
-}
-
-// disconnect marks the instance held by s disconnected, to be removed one
-// lease later, unless another registration has taken it over since.
-func (r *Registry) disconnect(id string, s *session) {
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l, ok := r.leases[id]
-	if !ok || l.owner != s {
-		return
-	}
-	l.owner = nil
-	l.inst.Connected = false
-	l.disconnectAt, l.removeAt = now, now.Add(r.cfg.lease)
-	r.instances.Store(id, l.inst)
-}
+func (r *Registry) Deregister(id string) error { return r.store.deregister(id) }
 
 // Lookup returns the snapshot for key. An empty EnvTag or Protocol in key
 // matches every value: the result then merges the matching snapshots and has
@@ -345,7 +167,7 @@ func (r *Registry) disconnect(id string, s *session) {
 // Snapshots catches up.
 func (r *Registry) Lookup(key DiscoveryKey) *DiscoverySnapshot {
 	out := &DiscoverySnapshot{ServiceID: key.ServiceID, EnvTag: key.EnvTag, Protocol: key.Protocol, Nodes: []Instance{}}
-	for _, inst := range r.instances.State().All() {
+	for _, inst := range r.store.instances.State().All() {
 		if key.matches(DiscoveryKey{ServiceID: inst.ServiceID, EnvTag: inst.EnvTag, Protocol: inst.Protocol}) {
 			node := *inst.DeepCopy()
 			node.LastSeenAt = time.Time{}

@@ -135,7 +135,7 @@ func (s *session) end() {
 	}
 	s.wg.Wait()
 	if s.instanceID != "" {
-		s.r.disconnect(s.instanceID, s)
+		s.r.store.disconnect(s.instanceID, s)
 	}
 }
 
@@ -255,7 +255,7 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 	if ferr != nil {
 		return nil, invalidParams(ferr)
 	}
-	id, err := s.r.register(reg, s)
+	id, err := s.r.store.register(reg, s)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		return nil, &RPCError{Code: CodeLimitExceeded, Message: err.Error()}
