@@ -85,8 +85,10 @@ func TestReRegisterTakesOver(t *testing.T) {
 }
 
 func TestHeartbeatAndLeaseExpiry(t *testing.T) {
-	const lease = 300 * time.Millisecond
-	f := start(t, WithLease(lease))
+	const lease = time.Minute
+	clock := newFakeClock()
+	f := start(t, WithLease(lease), withClock(clock))
+	t0 := clock.now()
 	id := f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080})
 
 	status, body := f.do("POST", "/v1/services", testToken, "application/json", `{"serviceId":"x","protocol":"http","address":"h","port":1}`)
@@ -94,36 +96,53 @@ func TestHeartbeatAndLeaseExpiry(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &resp); status != 201 || err != nil || resp.LeaseSeconds != lease.Seconds() {
 		t.Errorf("register answer: %d %s, want leaseSeconds %v", status, body, lease.Seconds())
 	}
-
-	before, _ := f.r.Instances().Load(id)
-	time.Sleep(time.Millisecond) // let the clock move so lastSeenAt can
-	if status, body := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
-		t.Fatalf("heartbeat: %d %s", status, body)
-	}
-	after, _ := f.r.Instances().Load(id)
-	if !after.LastSeenAt.After(before.LastSeenAt) {
-		t.Errorf("heartbeat did not move lastSeenAt: %v then %v", before.LastSeenAt, after.LastSeenAt)
-	}
 	if status, _ := f.do("PUT", "/v1/services/0123456789abcdef0123456789abcdef/heartbeat", testToken, "", ""); status != http.StatusNotFound {
 		t.Errorf("heartbeat of unknown id: %d, want 404", status)
 	}
-
-	// Missing heartbeats: disconnected after one lease, then a heartbeat
-	// revives it.
-	f.waitInstance(id, "disconnected", func(i *Instance) bool { return i != nil && !i.Connected })
-	if got := f.lookup("serviceId=api").Nodes; len(got) != 1 || got[0].Connected || got[0].Usable() {
-		t.Errorf("expired lease: nodes %+v, want one disconnected", got)
-	}
-	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
-		t.Fatalf("heartbeat after expiry: %d", status)
-	}
-	if inst, _ := f.r.Instances().Load(id); !inst.Connected {
-		t.Error("heartbeat did not reconnect the instance")
+	heartbeat := func() {
+		t.Helper()
+		if status, body := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
+			t.Fatalf("heartbeat: %d %s", status, body)
+		}
 	}
 
-	// Three leases without heartbeat: removed.
-	f.waitInstance(id, "disconnected again", func(i *Instance) bool { return i != nil && !i.Connected })
-	f.waitInstance(id, "removed", func(i *Instance) bool { return i == nil })
+	// Each step moves the clock, lets the registry expire leases, and says
+	// what the instance is then (nil: removed).
+	type state struct {
+		Connected               bool
+		ConnectedAt, LastSeenAt time.Duration // since t0
+	}
+	steps := []struct {
+		what    string
+		advance time.Duration
+		action  func()
+		want    *state
+	}{
+		{"registered", 0, nil, &state{true, 0, 0}},
+		{"heartbeat", 10 * time.Second, heartbeat, &state{true, 0, 10 * time.Second}},
+		{"just within the lease", lease - time.Nanosecond, nil, &state{true, 0, 10 * time.Second}},
+		{"one lease without heartbeat: disconnected", time.Nanosecond, nil, &state{false, 0, 10 * time.Second}},
+		{"a heartbeat reconnects", time.Second, heartbeat, &state{true, lease + 11*time.Second, lease + 11*time.Second}},
+		{"just within three leases: disconnected", 3*lease - time.Nanosecond, nil, &state{false, lease + 11*time.Second, lease + 11*time.Second}},
+		{"three leases without heartbeat: removed", time.Nanosecond, nil, nil},
+	}
+	for _, step := range steps {
+		clock.advance(step.advance)
+		if step.action != nil {
+			step.action()
+		}
+		f.r.store.expire()
+		var got *state
+		if inst, ok := f.r.Instances().Load(id); ok {
+			got = &state{inst.Connected, inst.ConnectedAt.Sub(t0), inst.LastSeenAt.Sub(t0)}
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Fatalf("%s (-want +got):\n%s", step.what, diff)
+		}
+		if nodes := f.lookup("serviceId=api").Nodes; step.want != nil && (len(nodes) != 1 || nodes[0].Connected != step.want.Connected || nodes[0].Usable() != step.want.Connected) {
+			t.Fatalf("%s: lookup nodes %+v, want one with connected %v", step.what, nodes, step.want.Connected)
+		}
+	}
 	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNotFound {
 		t.Errorf("heartbeat after removal: %d, want 404", status)
 	}

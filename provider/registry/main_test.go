@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,6 +61,34 @@ func start(t testing.TB, opts ...Option) *fixture {
 		t.Fatal("registry not ready")
 	}
 	return &fixture{t: t, r: r, srv: srv}
+}
+
+// fakeClock is a lease clock that moves only when told to. Lease expiry
+// then happens exactly when a test advances the clock and calls expire.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// withClock makes c the registry's lease clock.
+func withClock(c *fakeClock) Option {
+	return func(cfg *config) { cfg.now = c.now }
 }
 
 // testLogger returns a logger that writes to t's log, shown when t fails or

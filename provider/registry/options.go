@@ -87,6 +87,7 @@ type config struct {
 	lease                 time.Duration
 	logger                *slog.Logger
 	limits                Limits
+	now                   func() time.Time // the lease clock; tests set it
 }
 
 func newConfig(opts []Option) config {
@@ -99,6 +100,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	c.limits = c.limits.withDefaults()
 	return c

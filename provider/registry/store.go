@@ -29,7 +29,7 @@ type instanceStore struct {
 	lease         time.Duration
 	maxPerService int
 	log           *slog.Logger
-	now           func() time.Time
+	now           func() time.Time // the clock of leases and of the times in Instance
 
 	instances watchable.Map[string, *Instance]
 	loaded    func() // the initializer of instances
@@ -68,7 +68,7 @@ func newInstanceStore(cfg config) *instanceStore {
 		lease:         cfg.lease,
 		maxPerService: cfg.limits.MaxInstancesPerService,
 		log:           cfg.logger,
-		now:           func() time.Time { return time.Now().UTC() },
+		now:           cfg.now,
 		leases:        make(map[string]*lease),
 		byEndpoint:    make(map[endpoint]string),
 		perService:    make(map[string]int),
@@ -95,6 +95,9 @@ func (s *instanceStore) run(ctx context.Context) {
 		}
 	}
 }
+
+// clock returns the current time in UTC, as Instance shows it.
+func (s *instanceStore) clock() time.Time { return s.now().UTC() }
 
 func (s *instanceStore) setRunning(running bool) {
 	s.mu.Lock()
@@ -130,7 +133,7 @@ func (s *instanceStore) publish(changed []*Instance, removed []string) {
 // WebSocket), or else leased by heartbeats, and returns its id. The
 // endpoint of an existing instance takes that instance over.
 func (s *instanceStore) register(reg Registration, owner *session) (string, error) {
-	now := s.now()
+	now := s.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.running {
@@ -167,7 +170,7 @@ func (s *instanceStore) register(reg Registration, owner *session) (string, erro
 // renew renews the lease of instance id (a heartbeat) and marks it
 // connected.
 func (s *instanceStore) renew(id string) error {
-	now := s.now()
+	now := s.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.running {
@@ -214,7 +217,7 @@ func (s *instanceStore) deregister(id string) error {
 // has taken it over since. It does nothing for a nil owner, or when the
 // store is not running.
 func (s *instanceStore) disconnect(id string, owner *session) {
-	now := s.now()
+	now := s.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.leases[id]
@@ -230,7 +233,7 @@ func (s *instanceStore) disconnect(id string, owner *session) {
 // expire marks disconnected the instances whose lease has run out, and
 // removes those past their removal time, in one batch.
 func (s *instanceStore) expire() {
-	now := s.now()
+	now := s.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.running {
