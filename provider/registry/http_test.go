@@ -243,6 +243,18 @@ func TestNotRunning(t *testing.T) {
 	if _, err := r.Register(Registration{ServiceID: "a", Protocol: "http", Address: "h", Port: 1}); err != ErrNotRunning {
 		t.Errorf("Register before Run: %v, want ErrNotRunning", err)
 	}
+	select {
+	case <-r.Ready():
+		t.Error("ready before Run")
+	default:
+	}
+	// Who the data waits for is named.
+	if diff := cmp.Diff([]string{"registry"}, r.Instances().PendingInitializers()); diff != "" {
+		t.Errorf("Instances waits for (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"registry/snapshots"}, r.Snapshots().PendingInitializers()); diff != "" {
+		t.Errorf("Snapshots waits for (-want +got):\n%s", diff)
+	}
 	h := r.Handler()
 	for _, path := range []string{"/v1/discovery?serviceId=a", "/ws/discovery"} {
 		rec := newRecorder()

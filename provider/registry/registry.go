@@ -95,7 +95,10 @@ func (r *Registry) Ready() <-chan struct{} { return r.snapshots.Output().Initial
 
 // Instances returns a read-only view of the registered instances, keyed by
 // runtimeInstanceId. The registry is the map's only writer. The map is
-// initialized (see watchable.View.Initialized) once Run has started.
+// initialized (see watchable.View.Initialized) once Run has started. A
+// heartbeat that moves only LastSeenAt is no change to it (see
+// Instance.Equal): it wakes no subscriber, yet Load and State show the
+// newest LastSeenAt.
 func (r *Registry) Instances() watchable.View[string, *Instance] { return r.store.instances.View() }
 
 // Snapshots returns a read-only view of the DiscoverySnapshots derived from
