@@ -97,7 +97,8 @@ func (i *Instance) Equal(o *Instance) bool {
 		i.ConnectedAt.Equal(o.ConnectedAt) && i.Connected == o.Connected
 }
 
-// Equal reports whether s and o are equal, nodes in order.
+// Equal reports whether s and o are equal, nodes in order (compared with
+// Instance.Equal).
 func (s *DiscoverySnapshot) Equal(o *DiscoverySnapshot) bool {
 	if s == nil || o == nil {
 		return s == o
