@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -37,7 +38,7 @@ type watcherEvent struct {
 
 func newBenchSetup(b *testing.B) *benchSetup {
 	b.Helper()
-	f := start(b, Options{Lease: time.Minute})
+	f := start(b, WithLease(time.Minute), WithLogger(slog.New(slog.DiscardHandler)))
 	s := &benchSetup{f: f, seen: make(chan watcherEvent, 4*benchWatchers),
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
 	b.Cleanup(s.client.CloseIdleConnections)

@@ -1,15 +1,38 @@
 // Package registry is a service-discovery control plane run as a provider:
 // instances of services register, heartbeat and deregister over HTTP or a
-// WebSocket JSON-RPC connection; the Registry stores them in a watchable map
+// WebSocket JSON-RPC connection; the Registry keeps them in a watchable map
 // (Instances) and derives from it a map of DiscoverySnapshots (Snapshots),
 // one per serviceId, envTag and protocol, that gateways and other components
 // of the program subscribe to. Clients outside the process look up and watch
 // the same snapshots over HTTP, Server-Sent Events or JSON-RPC.
 //
-//	reg, err := registry.New(registry.Options{Token: token})
+//	token, err := registry.TokenFromEnv("REGISTRY_TOKEN")
+//	...
+//	reg, err := registry.New(registry.WithToken(token))
+//	...
 //	mux.Handle("/v1/", reg.Handler())
 //	mux.Handle("/ws/", reg.Handler())
-//	go reg.Run(ctx) // or add it to a runner group
+//	err = runner.Run(ctx, reg, server, gateway) // or registry.Serve(ctx, ln, reg)
+//
+// New takes functional options: WithToken (required), WithDiscoveryToken,
+// WithLease, WithLogger and WithLimits.
+//
+// # In the program
+//
+// Instances and Snapshots return read-only views (watchable.View): the
+// registry is their only writer. Instances is initialized (see
+// watchable.View.Initialized) once Run has started, and Snapshots once it
+// reflects Instances; Ready is Snapshots' Initialized, so a consumer waits
+// on the data, not on the order its components start in. When Run returns,
+// both keep their last contents.
+//
+// Snapshots is derived from Instances by a translator.GroupBy keyed by
+// (serviceId, envTag, protocol) that Run runs: a change to an instance
+// rebuilds only its snapshot (or two, when it moves). Heartbeats wake
+// nobody: a heartbeat moves only LastSeenAt, which Instance.Equal ignores,
+// so the map stores it without a notification (Load and State show the
+// newest LastSeenAt) and neither map's subscribers, the translator
+// included, hear of it. A heartbeat that reconnects an instance is a change.
 //
 // # HTTP API
 //
@@ -19,13 +42,14 @@
 //	GET    /v1/discovery?serviceId=&envTag=&protocol=        200 DiscoverySnapshot
 //	GET    /v1/discovery/watch?serviceId=&envTag=&protocol=  text/event-stream
 //
-// The first three need "Authorization: Bearer <Options.Token>"; lookups and
-// watches need Options.DiscoveryToken (or Options.Token) when one is set.
-// Bad input changes nothing and is answered with {"error", "field"}: 400 for
-// invalid JSON, unknown or invalid fields, 401 for a missing or wrong token,
-// 409 when the service has Limits.MaxInstancesPerService instances, 413 for
-// a body over Limits.MaxBodyBytes, 415 for a content type other than
-// application/json, 503 while the registry is not running.
+// The first three need "Authorization: Bearer <token>" with the token of
+// WithToken; lookups and watches need the token of WithDiscoveryToken (or
+// that of WithToken) when one is set. Bad input changes nothing and is
+// answered with {"error", "field"}: 400 for invalid JSON, unknown or invalid
+// fields, 401 for a missing or wrong token, 409 when the service has
+// Limits.MaxInstancesPerService instances, 413 for a body over
+// Limits.MaxBodyBytes, 415 for a content type other than application/json,
+// 503 while the registry is not running.
 //
 // A watch sends "event: snapshot" with the current snapshot at once, then
 // one after every change that affects it. Events are coalesced: a slow
@@ -43,21 +67,16 @@
 // envTag omitted.
 //
 // Nodes include disconnected instances: use only those for which
-// Instance.Usable reports true. Nodes carry no lastSeenAt, so heartbeats
+// Instance.Usable reports true. Nodes carry no lastSeenAt, and heartbeats
 // never wake watchers; Instances has it.
-//
-// Inside the program, Snapshots is derived from Instances by a
-// translator.Group keyed by (serviceId, envTag, protocol) that Run runs: a
-// change to an instance rebuilds only its snapshot (or two, when it moves),
-// and a heartbeat, which only moves lastSeenAt, rebuilds nothing.
 //
 // # Leases
 //
 // An instance registered over HTTP is connected while it heartbeats: after
-// one Options.Lease without a heartbeat it is marked connected=false, after
-// three it is removed. An instance registered over a WebSocket is connected
-// while the socket is open; when the socket closes it is marked
-// connected=false at once and removed one Lease later. Registering the same
+// one lease (WithLease) without a heartbeat it is marked connected=false,
+// after three it is removed. An instance registered over a WebSocket is
+// connected while the socket is open; when the socket closes it is marked
+// connected=false at once and removed one lease later. Registering the same
 // endpoint (serviceId, envTag, protocol, address, port) again, on any
 // transport, takes the existing instance over, keeps its runtimeInstanceId
 // and marks it connected: that is how a client that reconnects keeps its

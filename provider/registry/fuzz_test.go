@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,7 +30,7 @@ func FuzzDecodeRegistration(f *testing.F) {
 	for _, s := range registrationSeeds {
 		f.Add([]byte(s))
 	}
-	limits := Options{}.withDefaults().Limits
+	limits := Limits{}.withDefaults()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, ferr := limits.decodeRegistration(data)
 		if ferr != nil {
@@ -46,7 +47,7 @@ func FuzzDecodeRegistration(f *testing.F) {
 
 // fuzzRegistry starts a registry for a fuzz target, stopped at cleanup.
 func fuzzRegistry(f *testing.F) *Registry {
-	r, err := New(Options{Token: testToken, Limits: Limits{MaxInstancesPerService: 8}})
+	r, err := New(WithToken(testToken), WithLimits(Limits{MaxInstancesPerService: 8}), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		f.Fatal(err)
 	}

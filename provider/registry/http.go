@@ -67,12 +67,6 @@ func bearer(req *http.Request) (token string, present bool) {
 	return strings.TrimSpace(token), true
 }
 
-func (r *Registry) isRunning() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.running
-}
-
 // admit writes the answer for a request that cannot be served (registry not
 // running, missing or wrong token) and reports whether it may go on.
 func (r *Registry) admit(w http.ResponseWriter, req *http.Request, discovery bool) bool {
@@ -101,7 +95,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "", "content type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.opts.Limits.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.limits.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -111,19 +105,19 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "reading request body: %v", err)
 		return
 	}
-	reg, ferr := r.opts.Limits.decodeRegistration(body)
+	reg, ferr := r.cfg.limits.decodeRegistration(body)
 	if ferr != nil {
 		writeJSON(w, http.StatusBadRequest, ferr)
 		return
 	}
-	id, err := r.register(reg, nil)
+	id, err := r.store.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
-		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.opts.Limits.MaxInstancesPerService)
+		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.cfg.limits.MaxInstancesPerService)
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
 	default:
-		writeJSON(w, http.StatusCreated, RegisterResponse{RuntimeInstanceID: id, LeaseSeconds: r.opts.Lease.Seconds()})
+		writeJSON(w, http.StatusCreated, RegisterResponse{RuntimeInstanceID: id, LeaseSeconds: r.cfg.lease.Seconds()})
 	}
 }
 
@@ -171,7 +165,7 @@ func (r *Registry) parseQuery(q url.Values) (DiscoveryKey, *FieldError) {
 			return k, fieldErr(name, "unknown query parameter %q", name)
 		}
 	}
-	return k, r.opts.Limits.validateLookup(k)
+	return k, r.cfg.limits.validateLookup(k)
 }
 
 // validateLookup checks a lookup: serviceId required, protocol known if
@@ -222,7 +216,7 @@ func (r *Registry) serveContext(parent context.Context) (context.Context, contex
 func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Duration, send func(data []byte) error, ping func() error) error {
 	// A subset subscription wakes only for changes to matching snapshots,
 	// so every wake-up is news for this watcher.
-	sub := r.snapshots.SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
+	sub := r.Snapshots().SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
 	var tickC <-chan time.Time
 	if ping != nil {
 		tick := time.NewTicker(keepAlive)
@@ -272,7 +266,7 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	rc := http.NewResponseController(w)
 	write := func(parts ...[]byte) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(r.opts.Limits.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(r.cfg.limits.WriteTimeout))
 		for _, p := range parts {
 			if _, err := w.Write(p); err != nil {
 				return err
@@ -285,7 +279,7 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	_ = r.watch(ctx, k, r.opts.Limits.KeepAlive,
+	_ = r.watch(ctx, k, r.cfg.limits.KeepAlive,
 		func(data []byte) error { return write(sseEvent, data, sseEnd) },
 		func() error { return write(sseKeepAlive) })
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestRegisterLookupDeregister(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	prodHTTP := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1.2.3", Tags: map[string]string{"zone": "a"}})
 	devHTTP := f.register(Registration{ServiceID: "api", EnvTag: "dev", Protocol: "http", Address: "10.0.0.2", Port: 8080})
 	prodGRPC := f.register(Registration{ServiceID: "api", EnvTag: "prod", Protocol: "grpc", Address: "10.0.0.1", Port: 9090})
@@ -71,7 +72,7 @@ func TestRegisterLookupDeregister(t *testing.T) {
 }
 
 func TestReRegisterTakesOver(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	reg := Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080, Version: "1"}
 	id := f.register(reg)
 	reg.Version = "2"
@@ -84,8 +85,10 @@ func TestReRegisterTakesOver(t *testing.T) {
 }
 
 func TestHeartbeatAndLeaseExpiry(t *testing.T) {
-	const lease = 300 * time.Millisecond
-	f := start(t, Options{Lease: lease})
+	const lease = time.Minute
+	clock := newFakeClock()
+	f := start(t, WithLease(lease), withClock(clock))
+	t0 := clock.now()
 	id := f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 8080})
 
 	status, body := f.do("POST", "/v1/services", testToken, "application/json", `{"serviceId":"x","protocol":"http","address":"h","port":1}`)
@@ -93,43 +96,60 @@ func TestHeartbeatAndLeaseExpiry(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &resp); status != 201 || err != nil || resp.LeaseSeconds != lease.Seconds() {
 		t.Errorf("register answer: %d %s, want leaseSeconds %v", status, body, lease.Seconds())
 	}
-
-	before, _ := f.r.Instances().Load(id)
-	time.Sleep(time.Millisecond) // let the clock move so lastSeenAt can
-	if status, body := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
-		t.Fatalf("heartbeat: %d %s", status, body)
-	}
-	after, _ := f.r.Instances().Load(id)
-	if !after.LastSeenAt.After(before.LastSeenAt) {
-		t.Errorf("heartbeat did not move lastSeenAt: %v then %v", before.LastSeenAt, after.LastSeenAt)
-	}
 	if status, _ := f.do("PUT", "/v1/services/0123456789abcdef0123456789abcdef/heartbeat", testToken, "", ""); status != http.StatusNotFound {
 		t.Errorf("heartbeat of unknown id: %d, want 404", status)
 	}
-
-	// Missing heartbeats: disconnected after one lease, then a heartbeat
-	// revives it.
-	f.waitInstance(id, "disconnected", func(i *Instance) bool { return i != nil && !i.Connected })
-	if got := f.lookup("serviceId=api").Nodes; len(got) != 1 || got[0].Connected || got[0].Usable() {
-		t.Errorf("expired lease: nodes %+v, want one disconnected", got)
-	}
-	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
-		t.Fatalf("heartbeat after expiry: %d", status)
-	}
-	if inst, _ := f.r.Instances().Load(id); !inst.Connected {
-		t.Error("heartbeat did not reconnect the instance")
+	heartbeat := func() {
+		t.Helper()
+		if status, body := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNoContent {
+			t.Fatalf("heartbeat: %d %s", status, body)
+		}
 	}
 
-	// Three leases without heartbeat: removed.
-	f.waitInstance(id, "disconnected again", func(i *Instance) bool { return i != nil && !i.Connected })
-	f.waitInstance(id, "removed", func(i *Instance) bool { return i == nil })
+	// Each step moves the clock, lets the registry expire leases, and says
+	// what the instance is then (nil: removed).
+	type state struct {
+		Connected               bool
+		ConnectedAt, LastSeenAt time.Duration // since t0
+	}
+	steps := []struct {
+		what    string
+		advance time.Duration
+		action  func()
+		want    *state
+	}{
+		{"registered", 0, nil, &state{true, 0, 0}},
+		{"heartbeat", 10 * time.Second, heartbeat, &state{true, 0, 10 * time.Second}},
+		{"just within the lease", lease - time.Nanosecond, nil, &state{true, 0, 10 * time.Second}},
+		{"one lease without heartbeat: disconnected", time.Nanosecond, nil, &state{false, 0, 10 * time.Second}},
+		{"a heartbeat reconnects", time.Second, heartbeat, &state{true, lease + 11*time.Second, lease + 11*time.Second}},
+		{"just within three leases: disconnected", 3*lease - time.Nanosecond, nil, &state{false, lease + 11*time.Second, lease + 11*time.Second}},
+		{"three leases without heartbeat: removed", time.Nanosecond, nil, nil},
+	}
+	for _, step := range steps {
+		clock.advance(step.advance)
+		if step.action != nil {
+			step.action()
+		}
+		f.r.store.expire()
+		var got *state
+		if inst, ok := f.r.Instances().Load(id); ok {
+			got = &state{inst.Connected, inst.ConnectedAt.Sub(t0), inst.LastSeenAt.Sub(t0)}
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Fatalf("%s (-want +got):\n%s", step.what, diff)
+		}
+		if nodes := f.lookup("serviceId=api").Nodes; step.want != nil && (len(nodes) != 1 || nodes[0].Connected != step.want.Connected || nodes[0].Usable() != step.want.Connected) {
+			t.Fatalf("%s: lookup nodes %+v, want one with connected %v", step.what, nodes, step.want.Connected)
+		}
+	}
 	if status, _ := f.do("PUT", "/v1/services/"+id+"/heartbeat", testToken, "", ""); status != http.StatusNotFound {
 		t.Errorf("heartbeat after removal: %d, want 404", status)
 	}
 }
 
 func TestBadHTTPInput(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{MaxTags: 2, MaxStringLength: 20, MaxInstancesPerService: 1}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{MaxTags: 2, MaxStringLength: 20, MaxInstancesPerService: 1}))
 	id := f.register(Registration{ServiceID: "full", Protocol: "http", Address: "10.0.0.1", Port: 1})
 	const json = "application/json"
 	valid := func(mut string) string {
@@ -216,12 +236,24 @@ func TestBadHTTPInput(t *testing.T) {
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 func TestNotRunning(t *testing.T) {
-	r, err := New(Options{Token: testToken})
+	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Register(Registration{ServiceID: "a", Protocol: "http", Address: "h", Port: 1}); err != ErrNotRunning {
 		t.Errorf("Register before Run: %v, want ErrNotRunning", err)
+	}
+	select {
+	case <-r.Ready():
+		t.Error("ready before Run")
+	default:
+	}
+	// Who the data waits for is named.
+	if diff := cmp.Diff([]string{"registry"}, r.Instances().PendingInitializers()); diff != "" {
+		t.Errorf("Instances waits for (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"registry/snapshots"}, r.Snapshots().PendingInitializers()); diff != "" {
+		t.Errorf("Snapshots waits for (-want +got):\n%s", diff)
 	}
 	h := r.Handler()
 	for _, path := range []string{"/v1/discovery?serviceId=a", "/ws/discovery"} {
@@ -231,13 +263,15 @@ func TestNotRunning(t *testing.T) {
 			t.Errorf("GET %s before Run: %d, want 503", path, rec.Code)
 		}
 	}
-	if _, err := New(Options{}); err != ErrNoToken {
-		t.Errorf("New without a token: %v, want ErrNoToken", err)
+	for _, opts := range [][]Option{nil, {WithToken("")}, {WithDiscoveryToken(testDiscToken)}, {WithToken(testToken), WithToken("")}} {
+		if r, err := New(opts...); !errors.Is(err, ErrNoToken) || r != nil {
+			t.Errorf("New without a token: %v, %v; want nil, ErrNoToken", r, err)
+		}
 	}
 }
 
 func TestSSEWatch(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{KeepAlive: 20 * time.Millisecond}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{KeepAlive: 20 * time.Millisecond}))
 	w := f.watchSSE("serviceId=api&protocol=http", testDiscToken)
 	if got := w.next(); got == nil || len(got.Nodes) != 0 || got.ServiceID != "api" || got.Protocol != "http" {
 		t.Fatalf("first event %+v, want the empty snapshot", got)
@@ -262,7 +296,7 @@ func TestSSEWatch(t *testing.T) {
 // TestWatchCoalesces blocks a watcher's send and makes many changes: when
 // it resumes, it gets the newest snapshot, not a backlog.
 func TestWatchCoalesces(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	sent := make(chan *DiscoverySnapshot)
 	release := make(chan struct{})
 	done := make(chan error, 1)
@@ -301,7 +335,7 @@ func TestWatchCoalesces(t *testing.T) {
 }
 
 func TestHTTPMethodsAndRoutes(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	for _, tt := range []struct {
 		method, path string
 		want         int

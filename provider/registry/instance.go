@@ -19,9 +19,10 @@ type Instance struct {
 	Tags              map[string]string `json:"tags,omitempty"`
 	ConnectedAt       time.Time         `json:"connectedAt"`
 	// LastSeenAt is the time of the latest registration or heartbeat. It is
-	// kept up to date in Registry.Instances; the nodes of a
-	// DiscoverySnapshot leave it zero (and it is then omitted from JSON),
-	// so that heartbeats do not wake every watcher of a service.
+	// kept up to date in Registry.Instances, where Load and State show it,
+	// but Equal ignores it, so that a heartbeat wakes no subscriber (see
+	// Equal). The nodes of a DiscoverySnapshot leave it zero (and it is
+	// then omitted from JSON).
 	LastSeenAt time.Time `json:"lastSeenAt,omitzero"`
 	Connected  bool      `json:"connected"`
 }
@@ -78,7 +79,14 @@ func (s *DiscoverySnapshot) DeepCopy() *DiscoverySnapshot {
 }
 
 // Equal reports whether i and o are equal field by field (times compared
-// with time.Time.Equal). It makes storing an unchanged Instance cheap.
+// with time.Time.Equal), except LastSeenAt, which it ignores.
+//
+// A watchable map compares values with Equal, and storing a value equal to
+// the current one is no change: the map keeps the new value but notifies
+// nobody. So a heartbeat, which moves only LastSeenAt, wakes no subscriber
+// of Registry.Instances (nor the translator deriving Snapshots), while
+// Load and State show the newest LastSeenAt. A heartbeat that reconnects
+// an instance changes Connected and ConnectedAt: that one is a change.
 func (i *Instance) Equal(o *Instance) bool {
 	if i == nil || o == nil {
 		return i == o
@@ -86,11 +94,11 @@ func (i *Instance) Equal(o *Instance) bool {
 	return i.RuntimeInstanceID == o.RuntimeInstanceID && i.ServiceID == o.ServiceID &&
 		i.EnvTag == o.EnvTag && i.Version == o.Version && i.Protocol == o.Protocol &&
 		i.Address == o.Address && i.Port == o.Port && maps.Equal(i.Tags, o.Tags) &&
-		i.ConnectedAt.Equal(o.ConnectedAt) && i.LastSeenAt.Equal(o.LastSeenAt) &&
-		i.Connected == o.Connected
+		i.ConnectedAt.Equal(o.ConnectedAt) && i.Connected == o.Connected
 }
 
-// Equal reports whether s and o are equal, nodes in order.
+// Equal reports whether s and o are equal, nodes in order (compared with
+// Instance.Equal).
 func (s *DiscoverySnapshot) Equal(o *DiscoverySnapshot) bool {
 	if s == nil || o == nil {
 		return s == o

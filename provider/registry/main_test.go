@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,14 +35,12 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-// start runs a registry with opts (Token defaults to testToken) behind an
-// httptest server. Cleanup stops both and waits for them.
-func start(t testing.TB, opts Options) *fixture {
+// start runs a registry behind an httptest server, with testToken as its
+// token and its log records in the test's log, then opts. Cleanup stops
+// both and waits for them.
+func start(t testing.TB, opts ...Option) *fixture {
 	t.Helper()
-	if opts.Token == "" {
-		opts.Token = testToken
-	}
-	r, err := New(opts)
+	r, err := New(append([]Option{WithToken(testToken), WithLogger(testLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +61,47 @@ func start(t testing.TB, opts Options) *fixture {
 		t.Fatal("registry not ready")
 	}
 	return &fixture{t: t, r: r, srv: srv}
+}
+
+// fakeClock is a lease clock that moves only when told to. Lease expiry
+// then happens exactly when a test advances the clock and calls expire.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// withClock makes c the registry's lease clock.
+func withClock(c *fakeClock) Option {
+	return func(cfg *config) { cfg.now = c.now }
+}
+
+// testLogger returns a logger that writes to t's log, shown when t fails or
+// runs with -v.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // do sends a request and returns the status and body.

@@ -46,8 +46,9 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.masked()) }
 // MarshalText masks the token in encoders (encoding/json included).
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.masked()), nil }
 
-// ErrNoToken is returned by New when Options.Token is empty, and by
-// TokenFromEnv when the variable is unset or empty.
+// ErrNoToken is what the errors of New (given no registration token, see
+// WithToken) and of TokenFromEnv (when the variable is unset or empty)
+// wrap; test for it with errors.Is.
 var ErrNoToken = errors.New("registry: no registration token")
 
 // TokenFromEnv reads a token from the environment variable name. Tokens
@@ -62,7 +63,7 @@ func TokenFromEnv(name string) (Secret, error) {
 	return Secret(v), nil
 }
 
-// Default values used for zero Options and Limits fields.
+// Default values used for an absent WithLease and for zero Limits fields.
 const (
 	DefaultLease                   = 15 * time.Second
 	DefaultMaxBodyBytes            = 64 << 10
@@ -75,30 +76,79 @@ const (
 	DefaultKeepAlive               = 25 * time.Second
 )
 
-// Options configure a Registry. The zero value of every field but Token
-// selects a safe default.
-type Options struct {
-	// Token authorizes registration, heartbeats and deregistration. It is
-	// required; it is compared in constant time and never logged.
-	Token Secret
-	// DiscoveryToken, when set, is required for lookups and watches (the
-	// registration Token is accepted there too). When empty, discovery is
-	// open to anyone who can reach the handler.
-	DiscoveryToken Secret
-	// Lease is how long an instance registered over HTTP stays connected
-	// without a heartbeat; after three leases it is removed. An instance
-	// registered over a WebSocket is connected while its socket is open and
-	// removed one Lease after the socket closes. Default 15 s.
-	Lease time.Duration
-	// Logger receives registrations, removals and failures (never tokens,
-	// never heartbeats). Default: discard.
-	Logger *slog.Logger
-	// Limits bound what clients can make the registry hold.
-	Limits Limits
+// Option configures a Registry; see New. Options are applied in order, so a
+// later one overrides an earlier one of the same kind.
+type Option func(*config)
+
+// config is what the options set. The tokens in it live only until New has
+// taken their digests.
+type config struct {
+	token, discoveryToken Secret
+	lease                 time.Duration
+	logger                *slog.Logger
+	limits                Limits
+	now                   func() time.Time // the lease clock; tests set it
 }
 
-// Limits bound the input the registry accepts. Zero fields select the
-// Default... constants.
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.lease <= 0 {
+		c.lease = DefaultLease
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.limits = c.limits.withDefaults()
+	return c
+}
+
+// WithToken sets the token that authorizes registration, heartbeats and
+// deregistration. It is required: New fails with ErrNoToken without it (or
+// with an empty token). The registry keeps only its SHA-256 digest,
+// compares presented tokens with it in constant time, and never logs it.
+func WithToken(token Secret) Option {
+	return func(c *config) { c.token = token }
+}
+
+// WithDiscoveryToken makes token required for lookups and watches (the
+// registration token is accepted there too). Without it, or with an empty
+// token, discovery is open to anyone who can reach the handler.
+func WithDiscoveryToken(token Secret) Option {
+	return func(c *config) { c.discoveryToken = token }
+}
+
+// WithLease sets how long an instance registered over HTTP stays connected
+// without a heartbeat; after three leases it is removed. An instance
+// registered over a WebSocket is connected while its socket is open and
+// removed one lease after the socket closes. Without it, or with d <= 0,
+// the lease is DefaultLease (15 s).
+func WithLease(d time.Duration) Option {
+	return func(c *config) { c.lease = d }
+}
+
+// WithLogger sends the registry's log records to l: registrations,
+// deregistrations and expired leases (keys "instance", "service"), and
+// failures of the translator deriving Snapshots. Tokens and heartbeats are
+// never logged. Without it, or with a nil l, records go to slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// WithLimits bounds what clients can make the registry hold. Zero fields of
+// l select the Default... constants, so WithLimits(Limits{MaxTags: 8})
+// changes only the number of tags. Without it every limit is its default.
+func WithLimits(l Limits) Option {
+	return func(c *config) { c.limits = l }
+}
+
+// Limits bound the input the registry accepts; pass them with WithLimits.
+// Zero (or negative) fields select the Default... constants.
 type Limits struct {
 	// MaxBodyBytes bounds an HTTP request body (413 beyond).
 	MaxBodyBytes int64
@@ -124,14 +174,9 @@ type Limits struct {
 	KeepAlive time.Duration
 }
 
-func (o Options) withDefaults() Options {
-	if o.Lease <= 0 {
-		o.Lease = DefaultLease
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	l := &o.Limits
+// withDefaults returns l with its zero (or negative) fields set to their
+// defaults.
+func (l Limits) withDefaults() Limits {
 	setDefault(&l.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&l.MaxMessageBytes, DefaultMaxMessageBytes)
 	setDefault(&l.MaxTags, DefaultMaxTags)
@@ -140,27 +185,11 @@ func (o Options) withDefaults() Options {
 	setDefault(&l.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	setDefault(&l.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&l.KeepAlive, DefaultKeepAlive)
-	return o
+	return l
 }
 
 func setDefault[T int | int64 | time.Duration](p *T, def T) {
 	if *p <= 0 {
 		*p = def
 	}
-}
-
-// String describes the options with both tokens masked.
-func (o Options) String() string {
-	return fmt.Sprintf("{Token:%s DiscoveryToken:%s Lease:%s Limits:%+v}",
-		o.Token.masked(), o.DiscoveryToken.masked(), o.Lease, o.Limits)
-}
-
-// LogValue describes the options for log/slog with both tokens masked.
-func (o Options) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("token", o.Token.masked()),
-		slog.String("discoverytoken", o.DiscoveryToken.masked()),
-		slog.Duration("lease", o.Lease),
-		slog.Any("limits", o.Limits),
-	)
 }

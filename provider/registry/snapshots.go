@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -19,35 +18,31 @@ func keyOf(i *Instance) DiscoveryKey {
 	return DiscoveryKey{ServiceID: i.ServiceID, EnvTag: i.EnvTag, Protocol: i.Protocol}
 }
 
-// node is inst as a DiscoverySnapshot lists it: without LastSeenAt. Tags
-// stay shared with inst; the snapshots map deep-copies what it stores.
+// node is inst as a DiscoverySnapshot lists it: without LastSeenAt, which
+// would be stale there (heartbeats do not reach the translator). Tags stay
+// shared with inst; the snapshots map deep-copies what it stores.
 func node(inst *Instance) Instance {
 	n := *inst
 	n.LastSeenAt = time.Time{}
 	return n
 }
 
-// sameNode reports whether a and b list as the same node: equal but for
-// LastSeenAt, which heartbeats move.
-func sameNode(a, b *Instance) bool {
-	x, y := node(a), node(b)
-	return x.Equal(&y)
-}
+// snapshotGrouping is the translator that derives the snapshots from the
+// instances.
+type snapshotGrouping = translator.Grouping[string, *Instance, DiscoveryKey, *DiscoverySnapshot]
 
-// newSnapshots returns the translator that keeps snapshots equal to the
+// newSnapshots returns the translator that keeps its output equal to the
 // instances grouped by (serviceId, envTag, protocol): one DiscoverySnapshot
 // per group, nodes sorted.
 //
-// A heartbeat only moves LastSeenAt, which nodes do not carry: sameNode as
-// the input equality makes it rebuild nothing. Without it, every delivered
-// snapshot with a heartbeat would rebuild, copy and compare the whole
-// snapshot of that service, which costs most of the heartbeat throughput
-// when services have many instances (see BenchmarkHeartbeat).
-func newSnapshots(instances *watchable.Map[string, *Instance], snapshots *watchable.Map[DiscoveryKey, *DiscoverySnapshot], logger *slog.Logger) runner.Runner {
-	return translator.Group("registry/snapshots", instances, snapshots,
+// It needs no input equality to skip heartbeats: a heartbeat only moves
+// LastSeenAt, which Instance.Equal ignores, so the instances map does not
+// even wake the translator for it (see BenchmarkHeartbeat).
+func newSnapshots(instances watchable.View[string, *Instance], logger *slog.Logger) *snapshotGrouping {
+	return translator.GroupBy("registry/snapshots", instances,
 		func(_ string, inst *Instance) (DiscoveryKey, bool) { return keyOf(inst), true },
 		buildSnapshot,
-		translator.WithInputEqual(sameNode), translator.WithLogger(logger))
+		translator.WithLogger(logger))
 }
 
 // buildSnapshot lists members as the nodes of the snapshot for k.

@@ -34,9 +34,10 @@ func groupSnapshots(instances watchable.State[string, *Instance]) map[DiscoveryK
 // disconnections and deregistrations and checks that the incrementally
 // derived Snapshots always settle on groupSnapshots of the Instances.
 func TestSnapshotsFollowInstances(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ids []string
+	owners := make(map[string]*session) // what holds the instances registered over a "socket"
 	for round := range 20 {
 		for range 25 {
 			switch op := rng.IntN(10); {
@@ -46,24 +47,25 @@ func TestSnapshotsFollowInstances(t *testing.T) {
 					Protocol: []string{"http", "grpc"}[rng.IntN(2)], Address: "10.0.0.1", Port: 1 + rng.IntN(20),
 					Version: fmt.Sprint(rng.IntN(3)),
 				}
-				id, err := f.r.Register(reg)
+				// Half of them as a WebSocket registers them, held by
+				// their socket.
+				var owner *session
+				if rng.IntN(2) == 0 {
+					owner = &session{}
+				}
+				id, err := f.r.store.register(reg, owner)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, id)
+				owners[id] = owner
 			case op < 7:
 				_ = f.r.Heartbeat(ids[rng.IntN(len(ids))])
 			case op < 8:
-				// What a closed socket does.
+				// What a closed socket does (nothing for an instance
+				// that no socket holds).
 				id := ids[rng.IntN(len(ids))]
-				f.r.mu.Lock()
-				if l, ok := f.r.leases[id]; ok {
-					l.owner = &session{}
-					f.r.mu.Unlock()
-					f.r.disconnect(id, l.owner)
-				} else {
-					f.r.mu.Unlock()
-				}
+				f.r.store.disconnect(id, owners[id])
 			default:
 				_ = f.r.Deregister(ids[rng.IntN(len(ids))])
 			}

@@ -46,14 +46,14 @@ func (r *Registry) serveSocket(w http.ResponseWriter, req *http.Request, microse
 		return // Accept has answered
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(r.opts.Limits.MaxMessageBytes)
+	c.SetReadLimit(r.cfg.limits.MaxMessageBytes)
 
 	ctx, cancel := context.WithCancel(req.Context())
 	s := &session{
 		r: r, ctx: ctx, microservice: microservice, authorized: authorized,
 		subs: make(map[string]*subscription),
 		send: func(data []byte) error {
-			wctx, cancel := context.WithTimeout(ctx, r.opts.Limits.WriteTimeout)
+			wctx, cancel := context.WithTimeout(ctx, r.cfg.limits.WriteTimeout)
 			defer cancel()
 			return c.Write(wctx, websocket.MessageText, data)
 		},
@@ -69,14 +69,14 @@ func (r *Registry) serveSocket(w http.ResponseWriter, req *http.Request, microse
 	}()
 	go func() { // detect dead peers
 		defer s.wg.Done()
-		t := time.NewTicker(r.opts.Limits.KeepAlive)
+		t := time.NewTicker(r.cfg.limits.KeepAlive)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				pctx, pcancel := context.WithTimeout(ctx, r.opts.Limits.WriteTimeout)
+				pctx, pcancel := context.WithTimeout(ctx, r.cfg.limits.WriteTimeout)
 				err := c.Ping(pctx)
 				pcancel()
 				if err != nil {
@@ -135,7 +135,7 @@ func (s *session) end() {
 	}
 	s.wg.Wait()
 	if s.instanceID != "" {
-		s.r.disconnect(s.instanceID, s)
+		s.r.store.disconnect(s.instanceID, s)
 	}
 }
 
@@ -250,12 +250,12 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 	s.authorized = true
 	reg, ferr := p.registration()
 	if ferr == nil {
-		ferr = s.r.opts.Limits.validate(&reg)
+		ferr = s.r.cfg.limits.validate(&reg)
 	}
 	if ferr != nil {
 		return nil, invalidParams(ferr)
 	}
-	id, err := s.r.register(reg, s)
+	id, err := s.r.store.register(reg, s)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		return nil, &RPCError{Code: CodeLimitExceeded, Message: err.Error()}
@@ -278,7 +278,7 @@ func (s *session) lookupKey(params json.RawMessage) (DiscoveryKey, *RPCError) {
 		s.authorized = true
 	}
 	k := DiscoveryKey{ServiceID: p.ServiceID, EnvTag: p.EnvTag, Protocol: p.Protocol}
-	if ferr := s.r.opts.Limits.validateLookup(k); ferr != nil {
+	if ferr := s.r.cfg.limits.validateLookup(k); ferr != nil {
 		return DiscoveryKey{}, invalidParams(ferr)
 	}
 	return k, nil
@@ -289,7 +289,7 @@ func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
 	if err != nil {
 		return nil, err
 	}
-	if len(s.subs) >= s.r.opts.Limits.MaxSubscriptionsPerConn {
+	if len(s.subs) >= s.r.cfg.limits.MaxSubscriptionsPerConn {
 		return nil, &RPCError{Code: CodeLimitExceeded, Message: "too many subscriptions on this socket"}
 	}
 	id := newID()

@@ -135,8 +135,9 @@ func (rc *rpcClient) snapshotNote() SubscriptionNotification {
 var apiReg = map[string]any{"serviceId": "api", "envTag": "prod", "protocol": "grpc", "address": "10.0.0.7", "port": 9000}
 
 func TestMicroserviceSocket(t *testing.T) {
-	const lease = 500 * time.Millisecond
-	f := start(t, Options{Lease: lease})
+	const lease = time.Minute
+	clock := newFakeClock()
+	f := start(t, WithLease(lease), withClock(clock))
 	rc := f.dial("/ws/microservice", testToken)
 
 	if m := rc.call("discovery/lookup", map[string]any{"serviceId": "api"}); m.Error == nil || m.Error.Code != CodeNotRegistered {
@@ -158,7 +159,8 @@ func TestMicroserviceSocket(t *testing.T) {
 	}
 
 	// The socket holds the lease: no heartbeats needed for several leases.
-	time.Sleep(2 * lease)
+	clock.advance(10 * lease)
+	f.r.store.expire()
 	if inst, ok := f.r.Instances().Load(reg.RuntimeInstanceID); !ok || !inst.Connected {
 		t.Fatalf("while the socket is open: %+v, want connected", inst)
 	}
@@ -181,14 +183,23 @@ func TestMicroserviceSocket(t *testing.T) {
 		t.Error("re-registered instance is not connected")
 	}
 
-	// Without reconnecting, it is removed after the lease.
+	// Without reconnecting, it is removed one lease after the socket closed.
 	rc2.close()
 	f.waitInstance(reg.RuntimeInstanceID, "disconnected", func(i *Instance) bool { return i != nil && !i.Connected })
-	f.waitInstance(reg.RuntimeInstanceID, "removed", func(i *Instance) bool { return i == nil })
+	clock.advance(lease - time.Nanosecond)
+	f.r.store.expire()
+	if _, ok := f.r.Instances().Load(reg.RuntimeInstanceID); !ok {
+		t.Fatal("removed before its lease ran out")
+	}
+	clock.advance(time.Nanosecond)
+	f.r.store.expire()
+	if inst, ok := f.r.Instances().Load(reg.RuntimeInstanceID); ok {
+		t.Fatalf("one lease after the socket closed: %+v, want removed", inst)
+	}
 }
 
 func TestDiscoverySocketSubscribe(t *testing.T) {
-	f := start(t, Options{})
+	f := start(t)
 	rc := f.dial("/ws/discovery", "")
 	var sub struct{ SubscriptionID string }
 	rc.result("discovery/subscribe", map[string]any{"serviceId": "api", "envTag": "prod"}, &sub)
@@ -227,7 +238,7 @@ func TestDiscoverySocketSubscribe(t *testing.T) {
 }
 
 func TestSocketBadInput(t *testing.T) {
-	f := start(t, Options{DiscoveryToken: testDiscToken, Limits: Limits{MaxMessageBytes: 1024, MaxSubscriptionsPerConn: 1}})
+	f := start(t, WithDiscoveryToken(testDiscToken), WithLimits(Limits{MaxMessageBytes: 1024, MaxSubscriptionsPerConn: 1}))
 	rev := f.r.Instances().Revision()
 
 	t.Run("errors", func(t *testing.T) {
@@ -336,7 +347,7 @@ func TestSocketBadInput(t *testing.T) {
 }
 
 func TestStopEndsWatchers(t *testing.T) {
-	r, err := New(Options{Token: testToken})
+	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
