@@ -18,11 +18,11 @@ import (
 // startGateway runs g until the test ends and returns its base URL.
 func startGateway(t testing.TB, g *Gateway) string {
 	t.Helper()
-	if g.Addr == "" {
-		g.Addr = "127.0.0.1:0"
+	if g.ListenAddr == "" {
+		g.ListenAddr = "127.0.0.1:0"
 	}
 	startRunner(t, g)
-	return "http://" + g.BoundAddr()
+	return "http://" + g.Addr()
 }
 
 // echoBackend answers with its name and what it received.
@@ -73,7 +73,7 @@ func TestGatewayRouting(t *testing.T) {
 	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
 	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
 	table.Store("empty", &RouteEntry{Name: "empty", PathPrefix: "", ServiceID: "y", Source: SourceNone, Error: "invalid route: pathPrefix must start with /"})
-	gw := startGateway(t, &Gateway{Table: &table, Wait: 10 * time.Millisecond})
+	gw := startGateway(t, &Gateway{Table: table.View(), Wait: 10 * time.Millisecond})
 	host := strings.TrimPrefix(gw, "http://")
 
 	tests := []struct {
@@ -110,7 +110,7 @@ func TestGatewayRouting(t *testing.T) {
 func TestGatewayNoTarget(t *testing.T) {
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceNone})
-	gw := startGateway(t, &Gateway{Table: &table, Wait: 50 * time.Millisecond})
+	gw := startGateway(t, &Gateway{Table: table.View(), Wait: 50 * time.Millisecond})
 
 	got := get(t, gw+"/pets")
 	want := map[string]string{"error": `no usable instance of service "pets"`, "route": "pets", "serviceId": "pets"}
@@ -132,7 +132,7 @@ func TestGatewayWaitsForTarget(t *testing.T) {
 	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceNone})
 	// A wait far longer than the test: the request must be answered by the
 	// table change, not by the timeout.
-	g := &Gateway{Table: &table, Wait: time.Hour}
+	g := &Gateway{Table: table.View(), Wait: time.Hour}
 	gw := startGateway(t, g)
 
 	result := make(chan response, 1)
@@ -164,7 +164,7 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	dead.Close()
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{deadURL}})
-	gw := startGateway(t, &Gateway{Table: &table})
+	gw := startGateway(t, &Gateway{Table: table.View()})
 
 	got := get(t, gw+"/pets")
 	if got.status != 502 {
@@ -201,7 +201,7 @@ func TestGatewayUsesPoolTransports(t *testing.T) {
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{pooled.URL}})
 	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: []string{other.URL}})
-	gw := startGateway(t, &Gateway{Table: &table, Pool: pool})
+	gw := startGateway(t, &Gateway{Table: table.View(), Pool: pool})
 
 	for _, path := range []string{"/pets", "/cats", "/pets"} {
 		if got := get(t, gw+path); got.status != 200 {

@@ -54,9 +54,9 @@ func TestPoolFollowsInstances(t *testing.T) {
 	hp := net.JoinHostPort(host, strconv.Itoa(port))
 
 	var instances watchable.Map[string, *registry.Instance]
-	var conns watchable.Map[string, Connection]
 	instances.Store("existing", &registry.Instance{ServiceID: "other", Address: "10.0.0.1", Port: 80, Connected: true})
-	p := &Pool{Instances: &instances, Connections: &conns}
+	p := &Pool{Instances: instances.View()}
+	conns := p.Connections()
 	startRunner(t, p)
 
 	if p.Transport("other", "10.0.0.1:80") == nil {
