@@ -7,111 +7,66 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchyard-go/switchyard/admin"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-type secretThing struct {
-	User  string            `json:"user"`
-	Token string            `json:"token"`
-	Tags  map[string]string `json:"tags"`
-}
-
-func (s *secretThing) DeepCopy() *secretThing {
-	c := *s
-	c.Tags = map[string]string{}
-	for k, v := range s.Tags {
-		c.Tags[k] = v
+// TestControlHandler checks that every endpoint the index page lists is
+// wired; the admin package tests what its handlers answer.
+func TestControlHandler(t *testing.T) {
+	g := runner.NewGroup()
+	type thing struct {
+		User  string `json:"user"`
+		Token string `json:"token"`
 	}
-	return &c
-}
-
-func TestAdmin(t *testing.T) {
-	var status watchable.Map[string, runner.Status]
-	var things watchable.Map[string, *secretThing]
-	things.Store("a", &secretThing{User: "ann", Token: "s3cr3t", Tags: map[string]string{"apiKey": "k", "zone": "z"}})
-	sub := things.Subscribe(t.Context())
-	<-sub
+	var things watchable.Map[string, thing]
+	things.Store("a", thing{User: "ann", Token: "s3cr3t"})
+	maps := admin.NewMaps()
+	admin.AddMap(maps, "things", things.View(), identity)
 
 	reg := prometheus.NewRegistry()
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_test_total", Help: "test"})
 	reg.MustRegister(c)
 	c.Add(3)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "registry "+r.URL.Path) })
 
-	a := &Admin{
-		Status:   &status,
-		Gatherer: reg,
-		Maps:     []observedMap{observe("things", &things, func(k string) string { return k })},
-		Mount: func(mux *http.ServeMux) {
-			mux.HandleFunc("GET /v1/extra", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "mounted") })
-		},
-	}
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewServer(controlHandler(g.Status(), maps, reg, api))
 	defer srv.Close()
+	defer testClient.CloseIdleConnections()
 
-	if code, _, body := fetch(t, srv.URL+"/healthz"); code != 200 || !strings.Contains(string(body), "ok") {
-		t.Errorf("/healthz = %d %s", code, body)
+	tests := []struct {
+		path     string
+		wantCode int
+		want     string
+	}{
+		{"/", 200, "/debug/maps"},
+		{"/healthz", 200, `"ok"`},
+		{"/readyz", 503, `"pendingInitializers"`}, // the group has not run
+		{"/debug/runners", 200, "{}"},
+		{"/debug/maps", 200, `"token": "***"`},
+		{"/metrics", 200, "switchyard_test_total 3"},
+		{"/debug/pprof/", 200, "goroutine"},
+		{"/v1/services", 200, "registry /v1/services"},
+		{"/ws/microservice", 200, "registry /ws/microservice"},
+		{"/nope", 404, ""},
 	}
-	if code, _, _ := fetch(t, srv.URL+"/readyz"); code != 503 {
-		t.Errorf("/readyz with no runners = %d, want 503", code)
+	for _, tt := range tests {
+		code, _, body := fetch(t, srv.URL+tt.path)
+		if code != tt.wantCode || !strings.Contains(string(body), tt.want) {
+			t.Errorf("GET %s = %d %s, want %d with %q", tt.path, code, body, tt.wantCode, tt.want)
+		}
 	}
-	since := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	status.Store("gateway", runner.Status{State: runner.StateReady, Since: since})
-	status.Store("pool", runner.Status{State: runner.StateRunning, Since: since})
-	code, _, body := fetch(t, srv.URL+"/readyz")
-	if code != 503 || !strings.Contains(string(body), `"pool"`) || strings.Contains(string(body), `"gateway"`) {
-		t.Errorf("/readyz with pool running = %d %s, want 503 naming pool only", code, body)
-	}
-	status.Store("pool", runner.Status{State: runner.StateReady, Since: since})
-	if code, _, body := fetch(t, srv.URL+"/readyz"); code != 200 {
-		t.Errorf("/readyz with all ready = %d %s, want 200", code, body)
-	}
-
-	code, _, body = fetch(t, srv.URL+"/debug/runners")
-	var runners map[string]runner.Status
-	if err := json.Unmarshal(body, &runners); code != 200 || err != nil {
-		t.Fatalf("/debug/runners = %d %s (%v)", code, body, err)
-	}
-	if diff := cmp.Diff(map[string]runner.Status{
-		"gateway": {State: runner.StateReady, Since: since},
-		"pool":    {State: runner.StateReady, Since: since},
-	}, runners); diff != "" {
-		t.Errorf("/debug/runners (-want +got):\n%s", diff)
-	}
-
-	code, _, body = fetch(t, srv.URL+"/debug/maps")
-	var maps []MapInfo
-	if err := json.Unmarshal(body, &maps); code != 200 || err != nil {
-		t.Fatalf("/debug/maps = %d %s (%v)", code, body, err)
-	}
-	want := []MapInfo{{Name: "things", Revision: 1, Entries: 1, Subscribers: 1, Contents: map[string]any{
-		"a": map[string]any{"user": "ann", "token": "***", "tags": map[string]any{"apiKey": "***", "zone": "z"}},
-	}}}
-	if diff := cmp.Diff(want, maps); diff != "" {
-		t.Errorf("/debug/maps (-want +got):\n%s", diff)
-	}
+	_, _, body := fetch(t, srv.URL+"/debug/maps")
 	if strings.Contains(string(body), "s3cr3t") {
 		t.Errorf("/debug/maps shows the token: %s", body)
 	}
-
-	if code, _, body := fetch(t, srv.URL+"/metrics"); code != 200 || !strings.Contains(string(body), "switchyard_test_total 3") {
-		t.Errorf("/metrics = %d %s", code, body)
-	}
-	if code, _, _ := fetch(t, srv.URL+"/debug/pprof/"); code != 200 {
-		t.Errorf("/debug/pprof/ = %d", code)
-	}
-	if code, _, body := fetch(t, srv.URL+"/"); code != 200 || !strings.Contains(string(body), `/debug/maps`) {
-		t.Errorf("/ = %d %s, want the list of endpoints", code, body)
-	}
-	if code, _, _ := fetch(t, srv.URL+"/nope"); code != 404 {
-		t.Errorf("/nope = %d, want 404", code)
-	}
-	if code, _, body := fetch(t, srv.URL+"/v1/extra"); code != 200 || string(body) != "mounted" {
-		t.Errorf("mounted handler = %d %s", code, body)
+	var index struct{ Endpoints []string }
+	_, _, body = fetch(t, srv.URL+"/")
+	if err := json.Unmarshal(body, &index); err != nil || len(index.Endpoints) != len(controlEndpoints) {
+		t.Errorf("index page %s (%v), want the endpoints", body, err)
 	}
 }

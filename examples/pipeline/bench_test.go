@@ -32,7 +32,7 @@ func BenchmarkGateway(b *testing.B) {
 
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceStaticTargets, Targets: []string{backend.URL}})
-	gw := startGateway(b, &Gateway{Table: &table})
+	gw := startGateway(b, &Gateway{Table: table.View()})
 
 	b.Run("direct", func(b *testing.B) { benchmarkGET(b, backend.URL+"/list") })
 	b.Run("gateway", func(b *testing.B) { benchmarkGET(b, gw+"/pets/list") })

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/runner"
 )
@@ -28,16 +31,20 @@ type DemoBackend struct {
 	RunnerName string
 	// ServiceID is the service it registers as.
 	ServiceID string
-	// ControlURL is the registry's base URL (http://host:port); a function
-	// because the control address may be known only once its server
-	// listens.
-	ControlURL func() string
+	// Control is the server of the registry's API, which the backend
+	// registers with once it knows its address.
+	Control interface {
+		Ready() <-chan struct{}
+		Addr() string
+	}
 	// Token is the registration token.
 	Token registry.Secret
-	// Logger receives registration failures (default: discard).
+	// Logger receives what the backend and its server log (default:
+	// slog.Default()).
 	Logger *slog.Logger
 
 	once  sync.Once
+	log   *slog.Logger
 	ready chan struct{}
 	id    atomic.Pointer[string]
 }
@@ -46,8 +53,9 @@ func (d *DemoBackend) init() {
 	d.once.Do(func() {
 		d.ready = make(chan struct{})
 		if d.Logger == nil {
-			d.Logger = slog.New(slog.DiscardHandler)
+			d.Logger = slog.Default()
 		}
+		d.log = d.Logger.With("runner", d.RunnerName)
 	})
 }
 
@@ -91,16 +99,25 @@ func (d *DemoBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // deregisters when ctx is done.
 func (d *DemoBackend) Run(ctx context.Context) error {
 	d.init()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("demo %s: listen: %w", d.RunnerName, err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
-	return serve(ctx, srv, ln, func(ctx context.Context) error {
-		d.keepRegistered(ctx, port)
+	srv := httpserver.New(d.RunnerName, "127.0.0.1:0", d, httpserver.WithLogger(d.Logger), httpserver.WithShutdownGrace(time.Second))
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return srv.Run(ctx) })
+	eg.Go(func() error {
+		// Registering takes the backend's port and the registry's
+		// address: both are known once their servers listen.
+		for _, listening := range []<-chan struct{}{srv.Ready(), d.Control.Ready()} {
+			select {
+			case <-listening:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		_, port, _ := net.SplitHostPort(srv.Addr())
+		n, _ := strconv.Atoi(port)
+		d.keepRegistered(ctx, n)
 		return nil
 	})
+	return eg.Wait()
 }
 
 // keepRegistered registers, then heartbeats at a third of the lease, and
@@ -133,10 +150,10 @@ func (d *DemoBackend) keepRegistered(ctx context.Context, port int) {
 			if ctx.Err() != nil {
 				break
 			}
-			runner.Report(ctx, err)
+			runner.HealthOf(ctx).Report("registration", err)
 			wait, backoff = backoff, min(backoff*2, 2*time.Second)
 		} else {
-			runner.Report(ctx, nil)
+			runner.HealthOf(ctx).Report("registration", nil)
 			backoff = 50 * time.Millisecond
 		}
 		t := time.NewTimer(wait)
@@ -170,7 +187,7 @@ func (d *DemoBackend) register(ctx context.Context, client *http.Client, port in
 		return "", 0, err
 	}
 	every := max(time.Duration(resp.LeaseSeconds*float64(time.Second))/3, 10*time.Millisecond)
-	d.Logger.Debug("demo backend registered", "instance", resp.RuntimeInstanceID, "port", port)
+	d.log.Debug("demo backend registered", "instance", resp.RuntimeInstanceID, "port", port)
 	return resp.RuntimeInstanceID, every, nil
 }
 
@@ -203,7 +220,7 @@ func (d *DemoBackend) call(ctx context.Context, client *http.Client, method, pat
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, d.ControlURL()+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+d.Control.Addr()+path, body)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -3,7 +3,7 @@
 // WebSocket, a translator resolves a route table from both, a reverse proxy
 // serves it, and a connection pool keeps one transport per discovered
 // instance. Every component is a runner in one runner group, and they talk
-// only through watchable maps, which the admin server shows on /debug/maps.
+// only through watchable maps, which the control address shows on /debug/maps.
 //
 //	go run ./examples/pipeline
 //	curl 127.0.0.1:8080/petstore/pets
@@ -13,8 +13,11 @@
 // for the flags.
 //
 // Files: config.go (Route and DirectRegistry), routing.go (the route table
-// as a pure function), gateway.go, pool.go, admin.go, demo.go, serve.go
-// (what the HTTP servers share), events.go (the banner and the lines
-// printed for people), run.go (the wiring), flags.go, main.go. The
-// walkthrough in docs/pipeline-walkthrough.md shows a session with it.
+// as a pure function), run.go (the wiring, and the routing translator),
+// gateway.go, pool.go, admin.go (what the control address serves), demo.go,
+// events.go (the banner and the lines printed for people), flags.go,
+// main.go. The HTTP servers are httpserver.Servers and the admin pages
+// come from the admin package; no runner waits for another, since each
+// waits for the data it needs. The walkthrough in
+// docs/pipeline-walkthrough.md shows a session with it.
 package main

@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/switchyard-go/switchyard/admin"
 	"github.com/switchyard-go/switchyard/provider/registry"
 )
 
@@ -40,12 +41,13 @@ type e2e struct {
 	control string // base URL
 	client  *http.Client
 	out     *syncBuffer
-	stop    func() // stops the pipeline and checks it stopped cleanly
+	done    <-chan error // what the pipeline's run returned
+	stop    func()       // stops the pipeline and checks it stopped cleanly
 }
 
 // startPipeline runs the whole pipeline on free loopback ports with the
-// configuration files given, and stops it (checking that it stops cleanly)
-// when the test ends.
+// configuration files given, waits until it is ready, and stops it
+// (checking that it stops cleanly) when the test ends.
 func startPipeline(t testing.TB, files map[string]string) *e2e {
 	t.Helper()
 	dir := t.TempDir()
@@ -54,25 +56,40 @@ func startPipeline(t testing.TB, files map[string]string) *e2e {
 			t.Fatal(err)
 		}
 	}
+	e := launchPipeline(t, func(cfg *config) { cfg.ConfigDir = dir }, nil)
+	e.dir = dir
+	e.waitReady()
+	return e
+}
+
+// launchPipeline starts the pipeline on free loopback ports, with its
+// configuration changed by configure and, before it runs, setup called,
+// and stops it (checking that it stops cleanly) when the test ends. It
+// does not wait for the pipeline to be ready.
+func launchPipeline(t testing.TB, configure func(*config), setup func(*pipeline)) *e2e {
+	t.Helper()
 	out := newSyncBuffer()
 	cfg := config{
 		GatewayAddr: "127.0.0.1:0",
 		ControlAddr: "127.0.0.1:0",
-		ConfigDir:   dir,
 		Demo:        true,
 		Lease:       300 * time.Millisecond,
 		Wait:        100 * time.Millisecond,
 		LogLevel:    slog.LevelError,
 		Token:       testToken,
 	}
+	configure(&cfg)
 	p, err := newPipeline(cfg, out)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if setup != nil {
+		setup(p)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.run(ctx) }()
-	e := &e2e{t: t, p: p, dir: dir, out: out, client: &http.Client{Timeout: 30 * time.Second}}
+	e := &e2e{t: t, p: p, out: out, client: &http.Client{Timeout: 30 * time.Second}, done: done}
 	var once sync.Once
 	e.stop = func() {
 		once.Do(func() {
@@ -89,15 +106,25 @@ func startPipeline(t testing.TB, files map[string]string) *e2e {
 		})
 	}
 	t.Cleanup(e.stop)
-	select {
-	case <-p.group.Ready():
-	case err := <-done:
-		t.Fatalf("pipeline stopped before ready: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("pipeline not ready after 30s; runners: %v", p.status.LoadAll())
-	}
-	e.gateway, e.control = "http://"+p.gateway.BoundAddr(), "http://"+p.admin.BoundAddr()
 	return e
+}
+
+// waitReady waits until the pipeline is ready, and sets the base URLs.
+func (e *e2e) waitReady() {
+	e.t.Helper()
+	select {
+	case <-e.p.group.Ready():
+	case err := <-e.done:
+		e.t.Fatalf("pipeline stopped before ready: %v", err)
+	case <-time.After(30 * time.Second):
+		e.t.Fatalf("pipeline not ready after 30s; runners: %v", e.p.group.Status().LoadAll())
+	}
+	e.urls()
+}
+
+// urls sets the base URLs, once the servers listen.
+func (e *e2e) urls() {
+	e.gateway, e.control = "http://"+e.p.gateway.Addr(), "http://"+e.p.control.Addr()
 }
 
 type reply struct {
@@ -300,7 +327,7 @@ func TestEndToEnd(t *testing.T) {
 			if r.status != 200 || !ids[id] || r.body["path"] != "/pets" {
 				t.Fatalf("request %d: %d %s, want 200 from a demo backend at /pets", i, r.status, r.raw)
 			}
-			want := map[string]any{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Host": e.p.gateway.BoundAddr(), "X-Forwarded-Proto": "http"}
+			want := map[string]any{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Host": e.p.gateway.Addr(), "X-Forwarded-Proto": "http"}
 			if diff := cmp.Diff(want, r.body["forwarded"]); diff != "" {
 				t.Errorf("request %d: X-Forwarded-* headers the backend received (-want +got):\n%s", i, diff)
 			}
@@ -506,14 +533,22 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
-		if r := e.do("GET", e.control+"/debug/runners", "", "", nil); r.status != 200 || r.body["gateway"] == nil || r.body["registry"] == nil {
-			t.Errorf("/debug/runners: %d %s", r.status, r.raw)
+		r = e.do("GET", e.control+"/debug/runners", "", "", nil)
+		for _, name := range []string{"config", "registry", "routing", "pool", "gateway", "control"} {
+			if s, _ := r.body[name].(map[string]any); r.status != 200 || s["phase"] != "ready" {
+				t.Errorf("/debug/runners: %s is not listed as ready: %d %s", name, r.status, r.raw)
+			}
+		}
+		var tables []admin.MapInfo
+		r = e.do("GET", e.control+"/debug/maps?map=routeTable", "", "", nil)
+		if err := json.Unmarshal([]byte(r.raw), &tables); err != nil || len(tables) != 1 || !tables[0].Initialized || tables[0].Entries != 6 || len(tables[0].Contents) != 6 {
+			t.Errorf("/debug/maps?map=routeTable: %d %s, want the initialized table of 6 routes", r.status, r.raw)
 		}
 	})
 
 	t.Run("event lines", func(t *testing.T) {
 		for _, want := range []string{"switchyard pipeline ready", "token          from SWITCHYARD_TOKEN",
-			"curl -i " + e.p.gateway.BoundAddr() + "/petstore/pets", `"serviceId":"dying"`, "curl -i " + e.p.gateway.BoundAddr() + "/dying/",
+			"curl -i " + e.p.gateway.Addr() + "/petstore/pets", `"serviceId":"dying"`, "curl -i " + e.p.gateway.Addr() + "/dying/",
 			"instance registered   extra", "route resolved        extra /extra -> extra via discovery", "route target lost     dying"} {
 			if !strings.Contains(e.out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, e.out.String())

@@ -30,7 +30,7 @@ func (p *pipeline) events(ctx context.Context) error {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		message.HandleSubscription(ctx, message.Metadata{Runner: "events", Message: "instances"}, p.registry.Instances().Subscribe(ctx),
+		message.HandleSubscription(ctx, message.Loop{Message: "instances"}, p.registry.Instances().Subscribe(ctx),
 			func(_ context.Context, u watchable.Update[string, *registry.Instance]) error {
 				p.instanceEvent(seenInstances, u)
 				return nil
@@ -38,7 +38,7 @@ func (p *pipeline) events(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		message.HandleSubscription(ctx, message.Metadata{Runner: "events", Message: "routeTable"}, p.table.Subscribe(ctx),
+		message.HandleSubscription(ctx, message.Loop{Message: "routeTable"}, p.table.Subscribe(ctx),
 			func(_ context.Context, u watchable.Update[string, *RouteEntry]) error {
 				p.routeEvent(seenRoutes, u)
 				return nil
@@ -110,7 +110,7 @@ func (p *pipeline) announce(ctx context.Context) error {
 // banner is the text printed once the pipeline is ready: the addresses,
 // the token, and commands that work when pasted into a shell.
 func (p *pipeline) banner() string {
-	gw, ctl := p.gateway.BoundAddr(), p.admin.BoundAddr()
+	gw, ctl := p.gateway.Addr(), p.control.Addr()
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("switchyard pipeline ready")

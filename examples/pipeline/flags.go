@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -35,6 +36,10 @@ type config struct {
 	// TokenGenerated reports that Token was generated because
 	// SWITCHYARD_TOKEN was unset, so run prints it once.
 	TokenGenerated bool
+
+	// configFS, when set (by tests), is read once for the configuration,
+	// instead of ConfigDir or the embedded files.
+	configFS fs.FS
 }
 
 const usage = `Usage: pipeline [flags]

@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -31,14 +34,16 @@ type transportSource interface {
 	Transport(serviceID, hostport string) http.RoundTripper
 }
 
-// Gateway is the HTTP reverse proxy: a runner that serves on Addr and
-// follows the route table. Requests go to the route with the longest
+// Gateway is the HTTP reverse proxy: a runner that serves on ListenAddr
+// and follows the route table. Requests go to the route with the longest
 // matching path prefix, round-robin over its targets.
 type Gateway struct {
-	// Addr is the address to listen on (host:port; port 0 picks one).
-	Addr string
-	// Table is the route table to follow.
-	Table *watchable.Map[string, *RouteEntry]
+	// ListenAddr is the address to listen on (host:port; port 0 picks one,
+	// which Addr reports).
+	ListenAddr string
+	// Table is the route table to follow. Until it is initialized, requests
+	// wait for it (up to Wait) and then answer 503.
+	Table watchable.View[string, *RouteEntry]
 	// Wait bounds how long a request for a route without a usable target
 	// waits for one to appear before failing with 503 (default 2s).
 	Wait time.Duration
@@ -48,25 +53,32 @@ type Gateway struct {
 	// Fallback is the transport for targets the pool does not know
 	// (default: a clone of http.DefaultTransport).
 	Fallback http.RoundTripper
-	// Logger receives operational logs (default: discard).
+	// Logger receives operational logs (default: slog.Default()).
 	Logger *slog.Logger
 	// Metrics, when set, records the route table subscription's metrics.
 	Metrics *message.Metrics
+	// ShutdownGrace bounds how long requests in flight may take to finish
+	// once the gateway is stopped (default httpserver.DefaultShutdownGrace).
+	ShutdownGrace time.Duration
 
-	once  sync.Once
-	ready chan struct{}
-	boundAddr
-	routes  atomic.Pointer[routeSet]
-	counter sync.Map // route name -> *atomic.Uint64, survives table changes
-	proxy   *httputil.ReverseProxy
+	once       sync.Once
+	srv        *httpserver.Server
+	ready      chan struct{}
+	tableReady chan struct{}
+	markReady  func() // closes tableReady, once
+	routes     atomic.Pointer[routeSet]
+	counter    sync.Map // route name -> *atomic.Uint64, survives table changes
+	proxy      *httputil.ReverseProxy
 }
 
 // routeSet is one immutable version of the route table, ordered for
 // longest-prefix matching. changed is closed when a newer version replaces
-// it, which wakes requests waiting for a target.
+// it, which wakes requests waiting for a target or for the table to be
+// initialized.
 type routeSet struct {
-	routes  []*RouteEntry // longest prefix first, then by name
-	changed chan struct{}
+	routes      []*RouteEntry // longest prefix first, then by name
+	initialized bool          // the table was initialized: it holds every route
+	changed     chan struct{}
 }
 
 // match returns the route with the longest prefix matching path. A prefix
@@ -84,8 +96,8 @@ func (s *routeSet) match(path string) *RouteEntry {
 	return nil
 }
 
-func newRouteSet(st watchable.State[string, *RouteEntry]) *routeSet {
-	s := &routeSet{changed: make(chan struct{})}
+func newRouteSet(st watchable.State[string, *RouteEntry], initialized bool) *routeSet {
+	s := &routeSet{initialized: initialized, changed: make(chan struct{})}
 	for _, e := range st.All() {
 		s.routes = append(s.routes, e)
 	}
@@ -101,12 +113,14 @@ func newRouteSet(st watchable.State[string, *RouteEntry]) *routeSet {
 func (g *Gateway) init() {
 	g.once.Do(func() {
 		g.ready = make(chan struct{})
+		g.tableReady = make(chan struct{})
+		g.markReady = sync.OnceFunc(func() { close(g.tableReady) })
 		g.routes.Store(&routeSet{changed: make(chan struct{})})
 		if g.Wait == 0 {
 			g.Wait = 2 * time.Second
 		}
 		if g.Logger == nil {
-			g.Logger = slog.New(slog.DiscardHandler)
+			g.Logger = slog.Default()
 		}
 		if g.Fallback == nil {
 			g.Fallback = newUpstreamTransport()
@@ -117,44 +131,62 @@ func (g *Gateway) init() {
 			ModifyResponse: g.modifyResponse,
 			ErrorHandler:   g.proxyError,
 			BufferPool:     bufferPool{},
-			ErrorLog:       slog.NewLogLogger(g.Logger.Handler(), slog.LevelDebug),
+			ErrorLog:       slog.NewLogLogger(g.Logger.With("runner", g.Name()).Handler(), slog.LevelDebug),
 		}
+		opts := []httpserver.Option{httpserver.WithLogger(g.Logger)}
+		if g.ShutdownGrace != 0 {
+			opts = append(opts, httpserver.WithShutdownGrace(g.ShutdownGrace))
+		}
+		g.srv = httpserver.New(g.Name(), g.ListenAddr, g, opts...)
 	})
 }
 
 // Name implements runner.Runner.
 func (g *Gateway) Name() string { return "gateway" }
 
-// Ready implements runner.Readier: closed once the gateway listens and has
-// applied the first route table.
+// Ready implements runner.Readier: closed once the gateway listens and
+// routes by the initialized route table.
 func (g *Gateway) Ready() <-chan struct{} {
 	g.init()
 	return g.ready
+}
+
+// Addr returns the address the gateway listens on, or "" before it does.
+func (g *Gateway) Addr() string {
+	g.init()
+	return g.srv.Addr()
 }
 
 // Run implements runner.Runner: it serves until ctx is done, then shuts
 // down gracefully.
 func (g *Gateway) Run(ctx context.Context) error {
 	g.init()
-	ln, err := g.listen(g.Addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: g.proxy.ErrorLog}
-	return serve(ctx, srv, ln, func(ctx context.Context) error {
-		first := true
-		message.HandleSnapshots(ctx, message.Metadata{Runner: g.Name(), Message: "routeTable"}, g.Table.Subscribe(ctx),
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return g.srv.Run(ctx) })
+	eg.Go(func() error {
+		message.HandleSnapshots(ctx, message.Loop{Runner: g.Name(), Message: "routeTable"}, g.Table.Subscribe(ctx),
 			func(ctx context.Context, snap watchable.Snapshot[string, *RouteEntry]) error {
-				old := g.routes.Swap(newRouteSet(snap.State))
+				old := g.routes.Swap(newRouteSet(snap.State, snap.Initialized))
 				close(old.changed)
-				if first {
-					first = false
-					close(g.ready)
+				if snap.Initialized {
+					g.markReady()
 				}
 				return nil
 			}, message.WithLogger(g.Logger), message.WithMetrics(g.Metrics))
 		return nil
 	})
+	eg.Go(func() error {
+		for _, c := range []<-chan struct{}{g.srv.Ready(), g.tableReady} {
+			select {
+			case <-c:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		close(g.ready)
+		return nil
+	})
+	return eg.Wait()
 }
 
 // target is what the handler decided for one request, passed to the proxy
@@ -200,23 +232,27 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
 
 // pick finds the route for path and chooses its next target, waiting up to
-// g.Wait for a route without usable targets to get one. It returns the
-// route it matched, if any, also with an error.
+// g.Wait for the route table to be initialized, or for a route without
+// usable targets to get one. It returns the route it matched, if any, also
+// with an error.
 func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, error) {
 	var timeout <-chan time.Time
 	for {
 		set := g.routes.Load()
-		route := set.match(path)
-		switch {
-		case route == nil:
-			return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
-		case route.Error != "":
-			return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
-				"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
-		case len(route.Targets) > 0:
-			c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
-			n := c.(*atomic.Uint64).Add(1) - 1
-			return route, route.Targets[n%uint64(len(route.Targets))], nil
+		var route *RouteEntry
+		if set.initialized {
+			route = set.match(path)
+			switch {
+			case route == nil:
+				return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
+			case route.Error != "":
+				return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+					"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
+			case len(route.Targets) > 0:
+				c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
+				n := c.(*atomic.Uint64).Add(1) - 1
+				return route, route.Targets[n%uint64(len(route.Targets))], nil
+			}
 		}
 		if timeout == nil {
 			t := time.NewTimer(g.Wait)
@@ -228,6 +264,10 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 			continue
 		case <-timeout:
 		case <-ctx.Done():
+		}
+		if route == nil { // the table is not initialized
+			return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+				"error": "the route table is not ready yet", "path": path}}
 		}
 		return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
 			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,11 +19,11 @@ import (
 // startGateway runs g until the test ends and returns its base URL.
 func startGateway(t testing.TB, g *Gateway) string {
 	t.Helper()
-	if g.Addr == "" {
-		g.Addr = "127.0.0.1:0"
+	if g.ListenAddr == "" {
+		g.ListenAddr = "127.0.0.1:0"
 	}
 	startRunner(t, g)
-	return "http://" + g.BoundAddr()
+	return "http://" + g.Addr()
 }
 
 // echoBackend answers with its name and what it received.
@@ -73,7 +74,7 @@ func TestGatewayRouting(t *testing.T) {
 	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
 	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
 	table.Store("empty", &RouteEntry{Name: "empty", PathPrefix: "", ServiceID: "y", Source: SourceNone, Error: "invalid route: pathPrefix must start with /"})
-	gw := startGateway(t, &Gateway{Table: &table, Wait: 10 * time.Millisecond})
+	gw := startGateway(t, &Gateway{Table: table.View(), Wait: 10 * time.Millisecond})
 	host := strings.TrimPrefix(gw, "http://")
 
 	tests := []struct {
@@ -110,7 +111,7 @@ func TestGatewayRouting(t *testing.T) {
 func TestGatewayNoTarget(t *testing.T) {
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceNone})
-	gw := startGateway(t, &Gateway{Table: &table, Wait: 50 * time.Millisecond})
+	gw := startGateway(t, &Gateway{Table: table.View(), Wait: 50 * time.Millisecond})
 
 	got := get(t, gw+"/pets")
 	want := map[string]string{"error": `no usable instance of service "pets"`, "route": "pets", "serviceId": "pets"}
@@ -132,7 +133,7 @@ func TestGatewayWaitsForTarget(t *testing.T) {
 	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceNone})
 	// A wait far longer than the test: the request must be answered by the
 	// table change, not by the timeout.
-	g := &Gateway{Table: &table, Wait: time.Hour}
+	g := &Gateway{Table: table.View(), Wait: time.Hour}
 	gw := startGateway(t, g)
 
 	result := make(chan response, 1)
@@ -164,7 +165,7 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	dead.Close()
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{deadURL}})
-	gw := startGateway(t, &Gateway{Table: &table})
+	gw := startGateway(t, &Gateway{Table: table.View()})
 
 	got := get(t, gw+"/pets")
 	if got.status != 502 {
@@ -201,7 +202,7 @@ func TestGatewayUsesPoolTransports(t *testing.T) {
 	var table watchable.Map[string, *RouteEntry]
 	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{pooled.URL}})
 	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: []string{other.URL}})
-	gw := startGateway(t, &Gateway{Table: &table, Pool: pool})
+	gw := startGateway(t, &Gateway{Table: table.View(), Pool: pool})
 
 	for _, path := range []string{"/pets", "/cats", "/pets"} {
 		if got := get(t, gw+path); got.status != 200 {
@@ -210,5 +211,91 @@ func TestGatewayUsesPoolTransports(t *testing.T) {
 	}
 	if n := pool.used.Load(); n != 2 {
 		t.Errorf("the pool's transport carried %d requests, want the 2 to its instance", n)
+	}
+}
+
+// launchGateway runs g until the test ends, without waiting for it to be
+// ready, and returns its base URL once it listens.
+func launchGateway(t *testing.T, g *Gateway) string {
+	t.Helper()
+	g.ListenAddr = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	eventually(t, "gateway listening", func() bool { return g.Addr() != "" })
+	return "http://" + g.Addr()
+}
+
+// Until the route table is initialized, the gateway is not ready, and
+// requests answer 503 once they have waited for it for Wait.
+func TestGatewayNotReadyBeforeTheTable(t *testing.T) {
+	a := echoBackend(t, "a")
+	var table watchable.Map[string, *RouteEntry]
+	computed := table.RegisterInitializer("routing")
+	g := &Gateway{Table: table.View(), Wait: 10 * time.Millisecond}
+	gw := launchGateway(t, g)
+
+	want := map[string]string{"error": "the route table is not ready yet", "path": "/pets"}
+	got := get(t, gw+"/pets")
+	if diff := cmp.Diff(want, got.body); got.status != 503 || diff != "" {
+		t.Errorf("before the table is initialized: status %d, body (-want +got):\n%s", got.status, diff)
+	}
+	// A partial table is not routed by either.
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{a.URL}})
+	if got := get(t, gw+"/pets"); got.status != 503 || got.body["error"] != want["error"] {
+		t.Errorf("with a table not initialized yet: %d %v, want 503", got.status, got.body)
+	}
+	select {
+	case <-g.Ready():
+		t.Fatal("ready before the route table is initialized")
+	default:
+	}
+
+	computed()
+	select {
+	case <-g.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready 30s after the table was initialized")
+	}
+	if got := get(t, gw+"/pets"); got.status != 200 || got.body["backend"] != "a" {
+		t.Errorf("once the table is initialized: %d %v, want 200 from a", got.status, got.body)
+	}
+}
+
+// A request that arrives before the route table is initialized waits for
+// it, and is routed by it.
+func TestGatewayRequestWaitsForTheTable(t *testing.T) {
+	a := echoBackend(t, "a")
+	var table watchable.Map[string, *RouteEntry]
+	computed := table.RegisterInitializer("routing")
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{a.URL}})
+	// A wait far longer than the test: the request must be answered by the
+	// table, not by the timeout.
+	gw := launchGateway(t, &Gateway{Table: table.View(), Wait: time.Hour})
+
+	result := make(chan response, 1)
+	go func() {
+		resp, err := testClient.Get(gw + "/pets")
+		if err != nil {
+			result <- response{status: -1}
+			return
+		}
+		resp.Body.Close()
+		result <- response{status: resp.StatusCode, header: resp.Header}
+	}()
+	computed()
+	select {
+	case got := <-result:
+		if got.status != 200 || got.header.Get(HeaderRoute) != "pets" {
+			t.Errorf("status %d route %q, want 200 by pets", got.status, got.header.Get(HeaderRoute))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("request still waiting 30s after the table was initialized")
 	}
 }

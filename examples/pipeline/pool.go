@@ -44,17 +44,17 @@ func (k connKey) String() string {
 // Pool is a runner; Transport is safe for concurrent use while it runs.
 type Pool struct {
 	// Instances is the registry's instance map, keyed by runtimeInstanceId.
-	Instances *watchable.Map[string, *registry.Instance]
-	// Connections, when set, receives the pool's contents, keyed
-	// "serviceId|host:port", for the admin pages and event lines.
-	Connections *watchable.Map[string, Connection]
-	// Logger receives a line per transport opened and closed.
+	Instances watchable.View[string, *registry.Instance]
+	// Logger receives a line per transport opened and closed (default:
+	// slog.Default()).
 	Logger *slog.Logger
 	// Metrics, when set, records the subscription's handling metrics.
 	Metrics *message.Metrics
 
-	once  sync.Once
-	ready chan struct{}
+	once        sync.Once
+	log         *slog.Logger
+	connections watchable.Map[string, Connection]
+	initialized func() // marks connections initialized
 
 	mu         sync.RWMutex
 	conns      map[connKey]*pooled
@@ -68,23 +68,32 @@ type pooled struct {
 
 func (p *Pool) init() {
 	p.once.Do(func() {
-		p.ready = make(chan struct{})
+		p.initialized = p.connections.RegisterInitializer("pool")
 		p.conns = make(map[connKey]*pooled)
 		p.byInstance = make(map[string]connKey)
-		if p.Logger == nil {
-			p.Logger = slog.New(slog.DiscardHandler)
+		logger := p.Logger
+		if logger == nil {
+			logger = slog.Default()
 		}
+		p.log = logger.With("runner", p.Name())
 	})
 }
 
 // Name implements runner.Runner.
 func (p *Pool) Name() string { return "pool" }
 
-// Ready implements runner.Readier: closed once the pool holds a transport
-// for every instance registered when it started.
-func (p *Pool) Ready() <-chan struct{} {
+// Connections returns the pool's contents, keyed "serviceId|host:port",
+// for the admin pages. The pool is the map's only writer.
+func (p *Pool) Connections() watchable.View[string, Connection] {
 	p.init()
-	return p.ready
+	return p.connections.View()
+}
+
+// Ready implements runner.Readier: it is the Connections map's Initialized
+// channel, closed once the pool holds a transport for every instance of
+// the initialized Instances map.
+func (p *Pool) Ready() <-chan struct{} {
+	return p.Connections().Initialized()
 }
 
 // Transport returns the transport of serviceID's instance at hostport
@@ -110,18 +119,16 @@ func (p *Pool) Transport(serviceID, hostport string) http.RoundTripper {
 // Run implements runner.Runner. It closes every transport when ctx is done.
 func (p *Pool) Run(ctx context.Context) error {
 	p.init()
-	first := true
-	message.HandleSnapshots(ctx, message.Metadata{Runner: p.Name(), Message: "instances"}, p.Instances.Subscribe(ctx),
+	message.HandleSnapshots(ctx, message.Loop{Runner: p.Name(), Message: "instances"}, p.Instances.Subscribe(ctx),
 		func(ctx context.Context, snap watchable.Snapshot[string, *registry.Instance]) error {
 			for _, u := range snap.Updates {
 				p.apply(u)
 			}
-			if first {
-				first = false
-				close(p.ready)
+			if snap.Initialized {
+				p.initialized()
 			}
 			return nil
-		}, message.WithLogger(p.Logger), message.WithMetrics(p.Metrics))
+		}, message.WithLogger(p.Logger), message.WithMetrics(p.Metrics)) // it adds "runner" itself
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, c := range p.conns {
@@ -157,7 +164,7 @@ func (p *Pool) apply(u watchable.Update[string, *registry.Instance]) {
 	if !ok {
 		c = &pooled{transport: newUpstreamTransport()}
 		p.conns[k] = c
-		p.Logger.Info("transport opened", "key", k.String(), "instance", id)
+		p.log.Info("transport opened", "key", k.String(), "instance", id)
 	}
 	c.instances++
 	p.publish(k, c)
@@ -174,18 +181,14 @@ func (p *Pool) release(k connKey, id string) {
 	}
 	c.transport.CloseIdleConnections()
 	delete(p.conns, k)
-	p.Logger.Info("transport closed", "key", k.String(), "instance", id)
-	if p.Connections != nil {
-		p.Connections.Delete(k.String())
-	}
+	p.log.Info("transport closed", "key", k.String(), "instance", id)
+	p.connections.Delete(k.String())
 }
 
 // publish records c in the connections map. p.mu is held; the map is a
 // different lock, and nothing subscribed to it calls back into the pool.
 func (p *Pool) publish(k connKey, c *pooled) {
-	if p.Connections != nil {
-		p.Connections.Store(k.String(), Connection{ServiceID: k.serviceID, Address: k.address, Port: k.port, Instances: c.instances})
-	}
+	p.connections.Store(k.String(), Connection{ServiceID: k.serviceID, Address: k.address, Port: k.port, Instances: c.instances})
 }
 
 // newUpstreamTransport is the transport for one upstream instance.

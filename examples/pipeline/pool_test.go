@@ -54,9 +54,9 @@ func TestPoolFollowsInstances(t *testing.T) {
 	hp := net.JoinHostPort(host, strconv.Itoa(port))
 
 	var instances watchable.Map[string, *registry.Instance]
-	var conns watchable.Map[string, Connection]
 	instances.Store("existing", &registry.Instance{ServiceID: "other", Address: "10.0.0.1", Port: 80, Connected: true})
-	p := &Pool{Instances: &instances, Connections: &conns}
+	p := &Pool{Instances: instances.View()}
+	conns := p.Connections()
 	startRunner(t, p)
 
 	if p.Transport("other", "10.0.0.1:80") == nil {
@@ -115,4 +115,41 @@ func httptrace(ctx context.Context, local *string) context.Context {
 	return nettrace.WithClientTrace(ctx, &nettrace.ClientTrace{
 		GotConn: func(info nettrace.GotConnInfo) { *local = info.Conn.LocalAddr().String() },
 	})
+}
+
+// The pool is ready, and its connections map initialized, once it holds a
+// transport for every instance of the initialized instance map.
+func TestPoolReadyOnData(t *testing.T) {
+	var instances watchable.Map[string, *registry.Instance]
+	loaded := instances.RegisterInitializer("registry")
+	instances.Store("i1", &registry.Instance{ServiceID: "pets", Address: "10.0.0.1", Port: 80, Connected: true})
+	p := &Pool{Instances: instances.View()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	eventually(t, "transport for i1", func() bool { return p.Transport("pets", "10.0.0.1:80") != nil })
+	select {
+	case <-p.Ready():
+		t.Fatal("ready before the instances are initialized")
+	default:
+	}
+	instances.Store("i2", &registry.Instance{ServiceID: "pets", Address: "10.0.0.2", Port: 80, Connected: true})
+	loaded()
+	select {
+	case <-p.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready 30s after the instances were initialized")
+	}
+	if p.Transport("pets", "10.0.0.2:80") == nil {
+		t.Error("ready without a transport for i2, registered before the instances were initialized")
+	}
+	if n := p.Connections().Len(); n != 2 {
+		t.Errorf("connections: %d, want 2", n)
+	}
 }

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchyard-go/switchyard/admin"
+	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
@@ -22,23 +24,32 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// pipeline is the wired program: its maps and its runners.
+// The servers give requests in flight 3 s to finish when the pipeline
+// stops, the runner group gives its runners 4 s to return, and the 5 s a
+// signal allows (see the binary test) cover both.
+const (
+	shutdownGrace = 3 * time.Second
+	groupGrace    = 4 * time.Second
+)
+
+// pipeline is the wired program: its components and the maps they talk
+// through. Each component creates the maps it writes and hands out
+// read-only views of them.
 type pipeline struct {
 	cfg config
 	out io.Writer // event lines, serialized
 	log *slog.Logger
 
-	// The maps the components talk through.
-	routes      *watchable.Map[types.NamespacedName, file.Object[Route]]
-	directs     *watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]
-	table       *watchable.Map[string, *RouteEntry]
-	connections *watchable.Map[string, Connection]
-	status      *watchable.Map[string, runner.Status]
+	routes  watchable.View[types.NamespacedName, file.Object[Route]]          // written by the file provider
+	directs watchable.View[types.NamespacedName, file.Object[DirectRegistry]] // written by the file provider
+	table   watchable.View[string, *RouteEntry]                               // written by the routing translator
 
+	config   *file.Provider
 	registry *registry.Registry
-	gateway  *Gateway
-	admin    *Admin
+	routing  *translator.Computation[string, *RouteEntry]
 	pool     *Pool
+	gateway  *Gateway
+	control  *httpserver.Server // the control plane: registry API and admin pages
 	demos    []*DemoBackend
 	metrics  *message.Metrics
 	group    *runner.Group
@@ -60,99 +71,77 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	p := &pipeline{
-		cfg:         cfg,
-		out:         &lockedWriter{w: stdout},
-		log:         logger,
-		routes:      new(watchable.Map[types.NamespacedName, file.Object[Route]]),
-		directs:     new(watchable.Map[types.NamespacedName, file.Object[DirectRegistry]]),
-		table:       new(watchable.Map[string, *RouteEntry]),
-		connections: new(watchable.Map[string, Connection]),
-		status:      new(watchable.Map[string, runner.Status]),
-		announced:   make(chan struct{}),
+		cfg:       cfg,
+		out:       &lockedWriter{w: stdout},
+		log:       logger,
+		group:     runner.NewGroup(runner.WithLogger(logger), runner.WithGrace(groupGrace)),
+		announced: make(chan struct{}),
 	}
 
-	reg, err := registry.New(registry.Options{
-		Token:          cfg.Token,
-		DiscoveryToken: cfg.DiscoveryToken,
-		Lease:          cfg.Lease,
-		Logger:         logger.With("runner", "registry"),
-	})
+	p.config = p.newConfigProvider()
+	reg, err := registry.New(
+		registry.WithToken(cfg.Token),
+		registry.WithDiscoveryToken(cfg.DiscoveryToken),
+		registry.WithLease(cfg.Lease),
+		registry.WithLogger(logger.With("runner", "registry")),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("create registry: %w", err)
 	}
 	p.registry = reg
-
-	source, err := p.configSource()
-	if err != nil {
-		return nil, err
-	}
-
-	routing := startAfter(translator.Compute("routing", p.table, func(ctx context.Context) (map[string]*RouteEntry, error) {
-		table, problems := computeRouteTable(p.routes.State(), p.directs.State(), reg.Snapshots().State())
-		runner.Report(ctx, problems)
-		return table, nil
-	}, p.routes, p.directs, reg.Snapshots()), source, reg)
-
-	p.pool = &Pool{Instances: reg.Instances(), Connections: p.connections, Logger: logger.With("runner", "pool")}
-	p.gateway = &Gateway{
-		Addr:   cfg.GatewayAddr,
-		Table:  p.table,
-		Wait:   cfg.Wait,
-		Pool:   p.pool,
-		Logger: logger.With("runner", "gateway"),
-	}
+	p.routing = newRouting(p.routes, p.directs, reg.Snapshots(), logger)
+	p.table = p.routing.Output()
 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	msgMetrics, err := message.NewMetrics(metrics)
-	if err != nil {
+	if p.metrics, err = message.NewMetrics(metrics); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
-	p.metrics = msgMetrics
-	p.pool.Metrics = msgMetrics
-	p.gateway.Metrics = msgMetrics
 
-	p.admin = &Admin{
-		Addr:     cfg.ControlAddr,
-		Status:   p.status,
-		Gatherer: metrics,
-		Maps: []observedMap{
-			observe("routes", p.routes, routeName),
-			observe("directRegistries", p.directs, routeName),
-			observe("instances", reg.Instances(), func(k string) string { return k }),
-			observe("discovery", reg.Snapshots(), func(k registry.DiscoveryKey) string {
-				return k.ServiceID + "|" + k.EnvTag + "|" + k.Protocol
-			}),
-			observe("routeTable", p.table, func(k string) string { return k }),
-			observe("connections", p.connections, func(k string) string { return k }),
-			observe("runners", p.status, func(k string) string { return k }),
-		},
-		Mount: func(mux *http.ServeMux) {
-			h := reg.Handler()
-			mux.Handle("/v1/", h)
-			mux.Handle("/ws/", h)
-		},
-		Logger: logger.With("runner", "admin"),
-	}
-	for _, m := range p.admin.Maps {
-		if _, err := msgMetrics.ObserveMap(m.name(), m.stats()); err != nil {
-			return nil, fmt.Errorf("observe map %s: %w", m.name(), err)
-		}
+	p.pool = &Pool{Instances: reg.Instances(), Logger: logger, Metrics: p.metrics}
+	p.gateway = &Gateway{
+		ListenAddr:    cfg.GatewayAddr,
+		Table:         p.table,
+		Wait:          cfg.Wait,
+		Pool:          p.pool,
+		Logger:        logger,
+		Metrics:       p.metrics,
+		ShutdownGrace: shutdownGrace,
 	}
 
-	p.group = runner.NewGroup(runner.Options{Logger: logger, Grace: 4 * time.Second, Status: p.status})
-	// The gateway, too, waits for the first route table with routes in it,
-	// so that it is not ready while it would still answer 404 to all.
-	p.runners = []runner.Runner{source, reg, routing, p.pool, startAfter(p.gateway, routing), p.admin,
+	maps := admin.NewMaps()
+	err = errors.Join(
+		show(maps, p.metrics, "routes", p.routes, routeName),
+		show(maps, p.metrics, "directRegistries", p.directs, routeName),
+		show(maps, p.metrics, "instances", reg.Instances(), identity),
+		show(maps, p.metrics, "discovery", reg.Snapshots(), func(k registry.DiscoveryKey) string {
+			return k.ServiceID + "|" + k.EnvTag + "|" + k.Protocol
+		}),
+		show(maps, p.metrics, "routeTable", p.table, identity),
+		show(maps, p.metrics, "connections", p.pool.Connections(), identity),
+		show(maps, p.metrics, "runners", p.group.Status(), identity),
+	)
+	if err != nil {
+		return nil, err
+	}
+	p.control = httpserver.New("control", cfg.ControlAddr,
+		controlHandler(p.group.Status(), maps, metrics, reg.Handler()),
+		httpserver.WithLogger(logger), httpserver.WithShutdownGrace(shutdownGrace))
+
+	// No runner is started after another: each waits for the data it
+	// needs (the routing translator for its inputs to be initialized, the
+	// gateway for the route table, a demo backend for the address of the
+	// registry's API), so the order below is only that of the status pages.
+	p.runners = []runner.Runner{p.config, reg, p.routing, p.pool, p.gateway, p.control,
 		runner.Func("events", p.events), runner.Func("announce", p.announce)}
 	if cfg.Demo {
 		for i := range 2 {
 			d := &DemoBackend{
 				RunnerName: fmt.Sprintf("demo-petstore-%d", i+1),
 				ServiceID:  "petstore",
-				ControlURL: func() string { return "http://" + p.admin.BoundAddr() },
+				Control:    p.control,
 				Token:      cfg.Token,
-				Logger:     logger.With("runner", fmt.Sprintf("demo-petstore-%d", i+1)),
+				Logger:     logger,
 			}
 			p.demos = append(p.demos, d)
 			p.runners = append(p.runners, d)
@@ -161,69 +150,66 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	return p, nil
 }
 
-// configSource returns the file provider that fills the routes and
-// directs maps from the -config directory, or once from the embedded
-// configuration.
-func (p *pipeline) configSource() (configProvider, error) {
-	// The provider adds its own "runner" key to what it logs.
-	logs := file.WithLogger(p.log)
+// newConfigProvider returns the file provider that reads the Route and
+// DirectRegistry documents, from the -config directory (watched), or once
+// from the embedded configuration, and sets p.routes and p.directs to its
+// maps. Its runner name is "config" wherever the files come from, so that
+// /readyz and /debug/runners read the same.
+func (p *pipeline) newConfigProvider() *file.Provider {
+	opts := []file.Option{file.WithName("config"), file.WithLogger(p.log)} // it adds its "runner" key
 	var fp *file.Provider
-	if dir := p.cfg.ConfigDir; dir == "" {
-		fp = file.NewFS(embeddedConfig, "config", logs)
-	} else {
-		fp = file.New(dir, logs)
+	switch {
+	case p.cfg.configFS != nil:
+		fp = file.NewFS(p.cfg.configFS, ".", opts...)
+	case p.cfg.ConfigDir == "":
+		fp = file.NewFS(embeddedConfig, "config", opts...)
+	default:
+		fp = file.New(p.cfg.ConfigDir, opts...)
 	}
-	file.Register(fp, "Route", p.routes)
-	file.Register(fp, "DirectRegistry", p.directs)
-	return configProvider{fp}, nil
+	p.routes = file.Register[file.Object[Route]](fp, "Route")
+	p.directs = file.Register[file.Object[DirectRegistry]](fp, "DirectRegistry")
+	return fp
 }
 
-// configProvider is the file provider under the stable runner name
-// "config": /readyz and /debug/runners then read the same whether the
-// configuration is embedded or comes from a directory.
-type configProvider struct{ *file.Provider }
-
-// Name implements runner.Runner.
-func (configProvider) Name() string { return "config" }
-
-// startAfter returns r (which must be a runner.Readier), made to start
-// only once every one of deps is ready. The routing translator is ready after its first result; without
-// this, that result could be computed from maps the file provider has not
-// filled yet, and the gateway, /readyz and the banner would call the
-// pipeline ready with an empty route table.
-func startAfter(r runner.Runner, deps ...runner.Readier) readyRunner {
-	return afterRunner{readyRunner: r.(readyRunner), deps: deps}
+// newRouting returns the translator that keeps the route table resolved
+// from the routes, the direct registries and the discovery snapshots.
+//
+// All three are its inputs, so Compute runs the resolution only once each
+// is initialized (the file provider has read the configuration, the
+// registry runs): the first table it publishes is complete, and the
+// gateway, /readyz and the banner, which wait for the table to be
+// initialized, never take an empty or half-resolved table for the real one.
+func newRouting(
+	routes watchable.View[types.NamespacedName, file.Object[Route]],
+	directs watchable.View[types.NamespacedName, file.Object[DirectRegistry]],
+	discovery watchable.View[registry.DiscoveryKey, *registry.DiscoverySnapshot],
+	logger *slog.Logger,
+) *translator.Computation[string, *RouteEntry] {
+	return translator.Compute("routing", []translator.Input{routes, directs, discovery},
+		func(ctx context.Context) (map[string]*RouteEntry, error) {
+			table, problems := computeRouteTable(routes.State(), directs.State(), discovery.State())
+			// What the table works around (invalid routes, conflicting
+			// direct URLs) is a problem of the configuration, reported
+			// under a key of its own until it is fixed.
+			runner.HealthOf(ctx).Report("routes", problems)
+			return table, nil
+		}, translator.WithLogger(logger))
 }
 
-type readyRunner interface {
-	runner.Runner
-	runner.Readier
-}
-
-type afterRunner struct {
-	readyRunner
-	deps []runner.Readier
-}
-
-func (a afterRunner) Run(ctx context.Context) error {
-	for _, d := range a.deps {
-		select {
-		case <-d.Ready():
-		case <-ctx.Done():
-			return nil
-		}
+// show makes m visible on /debug/maps and in the metrics, under name.
+func show[K comparable, V any](maps *admin.Maps, metrics *message.Metrics, name string, m watchable.View[K, V], key func(K) string) error {
+	admin.AddMap(maps, name, m, key)
+	if _, err := metrics.ObserveMap(name, m); err != nil {
+		return fmt.Errorf("observe map %s: %w", name, err)
 	}
-	return a.readyRunner.Run(ctx)
+	return nil
 }
+
+// identity is the text form of a string key.
+func identity(k string) string { return k }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
-	defer func() {
-		p.routes.Close()
-		p.directs.Close()
-		p.table.Close()
-		p.connections.Close()
-	}()
 	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
 }
 
