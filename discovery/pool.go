@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,10 +197,9 @@ func (p *Pool[C]) apply(ctx context.Context, updates []watchable.Update[registry
 			if n.Port == 0 || n.RuntimeInstanceID == "" {
 				continue
 			}
-			n.ServiceID = u.Key.ServiceID
-			if n.Protocol == "" {
-				n.Protocol = u.Key.Protocol
-			}
+			n.ServiceID = cmp.Or(n.ServiceID, u.Key.ServiceID)
+			n.EnvTag = cmp.Or(n.EnvTag, u.Key.EnvTag)
+			n.Protocol = cmp.Or(n.Protocol, u.Key.Protocol)
 			ids = append(ids, n.RuntimeInstanceID)
 			listed[n.RuntimeInstanceID] = true
 			p.upsert(ctx, u.Key, n)

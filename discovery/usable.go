@@ -35,8 +35,8 @@ func (q Query) Usable(n *registry.Instance) bool {
 
 // Nodes returns the usable nodes (see Usable) of snapshots, sorted by URL,
 // then runtimeInstanceId. Snapshots of other services may be passed: their
-// nodes are not usable. A node whose protocol is empty takes its
-// snapshot's. The nodes share their Tags with the snapshots.
+// nodes are not usable. A node whose serviceId, envTag or protocol is empty
+// takes its snapshot's. The nodes share their Tags with the snapshots.
 func (q Query) Nodes(snapshots ...*registry.DiscoverySnapshot) []registry.Instance {
 	var nodes []registry.Instance
 	for _, s := range snapshots {
@@ -44,8 +44,9 @@ func (q Query) Nodes(snapshots ...*registry.DiscoverySnapshot) []registry.Instan
 			continue
 		}
 		for _, n := range s.Nodes {
-			n.Protocol = cmp.Or(n.Protocol, s.Protocol)
 			n.ServiceID = cmp.Or(n.ServiceID, s.ServiceID)
+			n.EnvTag = cmp.Or(n.EnvTag, s.EnvTag)
+			n.Protocol = cmp.Or(n.Protocol, s.Protocol)
 			if q.Usable(&n) {
 				nodes = append(nodes, n)
 			}
