@@ -629,6 +629,9 @@ func TestDeepEqualRules(t *testing.T) {
 		{"equal rings", watchable.DeepEqual(ringOf(1, 2, 3), ringOf(1, 2, 3)), true},
 		{"different rings", watchable.DeepEqual(ringOf(1, 2, 3), ringOf(1, 2, 4)), false},
 		{"a ring and itself", func() bool { r := ringOf(1, 2); return watchable.DeepEqual(r, r) }(), true},
+		{"a scalar's Equal method", watchable.DeepEqual(decade(1991), decade(1999)), true},
+		{"a scalar's pointer-receiver Equal method", watchable.DeepEqual(caseless("A"), caseless("a")), true},
+		{"a scalar without methods", watchable.DeepEqual(ident("A"), ident("a")), false},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -636,6 +639,16 @@ func TestDeepEqualRules(t *testing.T) {
 		}
 	}
 }
+
+// decade is a number whose Equal method compares decades.
+type decade int
+
+func (d decade) Equal(o decade) bool { return d/10 == o/10 }
+
+// caseless is a string whose pointer-receiver Equal ignores case.
+type caseless string
+
+func (c *caseless) Equal(o *caseless) bool { return strings.EqualFold(string(*c), string(*o)) }
 
 // ptrEqual has the pointer-receiver Equal shape, Equal(*T) bool on *T,
 // which ignores Note.

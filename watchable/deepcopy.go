@@ -73,14 +73,20 @@ type Equaler[T any] interface {
 // as a plan that copies values without reflection where it can; a value
 // that needs no copying costs a lookup. DeepCopy is safe for concurrent use.
 func DeepCopy[T any](v T) T {
-	if k := reflect.TypeFor[T]().Kind(); k >= reflect.Bool && k <= reflect.Complex128 || k == reflect.String {
-		return v // the most common case, without even a lookup
+	if scalar(reflect.TypeFor[T]()) {
+		return v // the most common case, without a lookup
 	}
 	p := planOf[T]()
 	if p.rootCopy == rootShallow {
 		return v
 	}
 	return deepCopy(p, v)
+}
+
+// scalar reports whether t is a number, a boolean or a string.
+func scalar(t reflect.Type) bool {
+	k := t.Kind()
+	return k >= reflect.Bool && k <= reflect.Complex128 || k == reflect.String
 }
 
 // deepCopy copies v, of a type that needs copying, with its plan p.
@@ -225,6 +231,9 @@ func shortest(r, again *refusal) *refusal {
 // DeepEqual panics only if an Equal method does. It is safe for concurrent
 // use.
 func DeepEqual[T any](a, b T) bool {
+	if scalar(reflect.TypeFor[T]()) && reflect.TypeFor[*T]().NumMethod() == 0 {
+		return any(a) == any(b) // the most common case, without a lookup; *T's methods include T's
+	}
 	p := planOf[T]()
 	switch p.rootEq {
 	case rootOperator:
