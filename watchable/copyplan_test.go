@@ -556,7 +556,7 @@ func TestDeepCopyRefusesCycles(t *testing.T) {
 	}
 }
 
-func TestStoreRefusesCyclesBeforeChangingAnything(t *testing.T) {
+func TestWritesRefuseCyclesBeforeChangingAnything(t *testing.T) {
 	var m watchable.Map[string, *chain]
 	m.Store("ok", newChain(2))
 	self := &chain{N: 1}
@@ -564,8 +564,15 @@ func TestStoreRefusesCyclesBeforeChangingAnything(t *testing.T) {
 	if panicOf(func() { m.Store("cyclic", self) }) == nil {
 		t.Fatal("Store of a cyclic value did not panic")
 	}
+	if panicOf(func() { m.Replace(map[string]*chain{"new": newChain(1), "cyclic": self}) }) == nil {
+		t.Fatal("Replace with a cyclic value did not panic")
+	}
 	if m.Len() != 1 || m.Revision() != 1 {
 		t.Fatalf("the map changed: %d entries, revision %d", m.Len(), m.Revision())
+	}
+	m.Store("after", newChain(1)) // and it is still usable
+	if m.Len() != 2 {
+		t.Fatalf("Store after a refusal: %d entries", m.Len())
 	}
 }
 

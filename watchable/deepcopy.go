@@ -39,9 +39,9 @@ type Equaler[T any] interface {
 //     io.EOF is still io.EOF).
 //   - math/big's Int, Rat and Float, which are not immutable, are copied
 //     with Set (Copy, for a Float).
-//   - A type's own DeepCopy method: DeepCopy() T on T, or DeepCopy() *T on
-//     *T as deepcopy-gen writes for Kubernetes types. A proto.Message is
-//     copied with proto.Clone.
+//   - A type's own DeepCopy method, wherever the type occurs: DeepCopy() T
+//     on T, or DeepCopy() *T on *T as deepcopy-gen writes for Kubernetes
+//     types. A proto.Message is copied with proto.Clone.
 //   - Pointers, slices, maps, arrays and structs are copied part by part.
 //     A nil pointer, slice or map stays nil and an empty one stays empty;
 //     a copied slice's capacity is its length.
@@ -70,8 +70,11 @@ type Equaler[T any] interface {
 // is refused; values however deep but without cycles are copied.
 //
 // The decisions for a type are made with reflection once, and remembered
-// as a plan that copies values without reflection where it can; a value
-// that needs no copying costs a lookup. DeepCopy is safe for concurrent use.
+// as a plan that copies values without reflection where it can: a plain
+// struct costs about what a hand-written DeepCopy does, and a value that
+// needs no copying costs a lookup. A DeepCopy method met below the top level
+// is called through reflection, a few hundred nanoseconds a call. DeepCopy
+// is safe for concurrent use.
 func DeepCopy[T any](v T) T {
 	if scalar(reflect.TypeFor[T]()) {
 		return v // the most common case, without a lookup
@@ -228,6 +231,8 @@ func shortest(r, again *refusal) *refusal {
 // same one, so the difference is no source of spurious changes. Values
 // whose references lead back into themselves are compared in finite time.
 //
+// Like DeepCopy's, its plans compare without reflection where they can; an
+// Equal method met below the top level is called through reflection.
 // DeepEqual panics only if an Equal method does. It is safe for concurrent
 // use.
 func DeepEqual[T any](a, b T) bool {
