@@ -368,6 +368,18 @@ func TestDeepCopyKinds(t *testing.T) {
 				v.ByName["v"].Kind = &structpb.Value_NumberValue{NumberValue: 1}
 				v.Any.(*durationpb.Duration).Seconds = 99
 			})},
+		{"named pointer in an interface", copies(
+			func() any { n := 1; return intPtr(&n) },
+			func(v any) { *v.(intPtr) = 2 })},
+		{"maps with interface keys and flat values", copies(
+			func() map[any]port { return map[any]port{"a": {"http", 80}, 2: {}, port{"k", 1}: {}} },
+			func(v map[any]port) { v["a"] = port{} })},
+		{"pointer to an interface", copies(
+			func() *any { v := any([]int{1}); return &v },
+			func(v *any) { (*v).([]int)[0] = 2 })},
+		{"embedded interface", copies(
+			func() struct{ fmt.Stringer } { return struct{ fmt.Stringer }{&tagged{Tags: []string{"a"}}} },
+			func(v struct{ fmt.Stringer }) { v.Stringer.(*tagged).Tags[0] = "b" })},
 		{"zero-size parts", copies(
 			func() *struct {
 				E struct{}
@@ -636,6 +648,12 @@ func TestDeepEqualRules(t *testing.T) {
 		{"equal rings", watchable.DeepEqual(ringOf(1, 2, 3), ringOf(1, 2, 3)), true},
 		{"different rings", watchable.DeepEqual(ringOf(1, 2, 3), ringOf(1, 2, 4)), false},
 		{"a ring and itself", func() bool { r := ringOf(1, 2); return watchable.DeepEqual(r, r) }(), true},
+		{"complex numbers", watchable.DeepEqual(struct{ C complex128 }{1 + 2i}, struct{ C complex128 }{1 + 3i}), false},
+		{"arrays of strings", watchable.DeepEqual(struct{ A [2]string }{[2]string{"a", "b"}}, struct{ A [2]string }{[2]string{"a", "b"}}), true},
+		{"arrays of strings differing", watchable.DeepEqual([3]string{"a", "b", "c"}, [3]string{"a", "b", "d"}), false},
+		{"maps held in interfaces", watchable.DeepEqual(holder{V: map[string]int{"a": 1}}, holder{V: map[string]int{"a": 1}}), true},
+		{"maps of slices held in interfaces", watchable.DeepEqual(holder{V: map[string][]int{"a": {1}}}, holder{V: map[string][]int{"a": {2}}}), false},
+		{"maps with interface keys", watchable.DeepEqual(map[any]int{"a": 1, 2: 2}, map[any]int{2: 2, "a": 1}), true},
 		{"a scalar's Equal method", watchable.DeepEqual(decade(1991), decade(1999)), true},
 		{"a scalar's pointer-receiver Equal method", watchable.DeepEqual(caseless("A"), caseless("a")), true},
 		{"a scalar without methods", watchable.DeepEqual(ident("A"), ident("a")), false},
