@@ -17,11 +17,11 @@ type plan struct {
 	typ reflect.Type
 
 	// Copying.
-	refused  *refusal // why values of typ cannot be copied; nil if they can
-	shallow  bool     // assignment is a deep copy: nothing mutable is reachable
-	rootCopy rootCopy // how DeepCopy[typ] copies
-	fix      fixFunc  // makes a shallow copy at p deep, in place; nil if shallow or refused
-	clone    cloneFunc
+	refused  *refusal  // why values of typ cannot be copied; nil if they can
+	shallow  bool      // assignment is a deep copy: nothing mutable is reachable
+	rootCopy rootCopy  // how DeepCopy[typ] copies
+	fix      fixFunc   // makes a shallow copy deep, in place; nil if shallow or refused
+	clone    cloneFunc // pointers and maps: copies what a non-nil one refers to
 
 	// Comparing.
 	rootEq   rootEq
@@ -53,8 +53,8 @@ type sliceHeader struct {
 	cap  int
 }
 
-// How DeepCopy copies a value it is given directly. The first three call
-// the methods without reflection.
+// How DeepCopy copies a value it is given directly. Methods and proto.Clone
+// are called without reflection there, as the static type is known.
 type rootCopy uint8
 
 const (

@@ -34,8 +34,8 @@ func (b *builder) buildEqual(p *plan) {
 			p.eqPtr = protoEq(t)
 			p.eq = pointerSlotEq(p.eqPtr)
 		} else {
-			p.eq = func(a, b unsafe.Pointer, _ eqTrail) bool {
-				return proto.Equal(reflect.NewAt(t, a).Elem().Interface().(proto.Message), reflect.NewAt(t, b).Elem().Interface().(proto.Message))
+			p.eq = func(x, y unsafe.Pointer, _ eqTrail) bool {
+				return proto.Equal(reflect.NewAt(t, x).Elem().Interface().(proto.Message), reflect.NewAt(t, y).Elem().Interface().(proto.Message))
 			}
 		}
 		return
@@ -58,8 +58,8 @@ func (b *builder) buildEqual(p *plan) {
 		p.eq = pointerSlotEq(p.eqPtr)
 	case reflect.Slice:
 		p.eqSlice, p.rootEq = b.sliceEq(t), rootEqSlice
-		p.eq = func(a, b unsafe.Pointer, tr eqTrail) bool {
-			return p.eqSlice(*(*sliceHeader)(a), *(*sliceHeader)(b), tr)
+		p.eq = func(x, y unsafe.Pointer, tr eqTrail) bool {
+			return p.eqSlice(*(*sliceHeader)(x), *(*sliceHeader)(y), tr)
 		}
 	case reflect.Map:
 		p.eq, p.eqMap = b.mapEq(t)
@@ -145,8 +145,8 @@ type part struct {
 // with their own plans.
 func (b *builder) fieldsEq(t reflect.Type) eqFunc {
 	parts := mergeParts(b.parts(t, 0, nil, true), t.Align())
-	return func(a, b unsafe.Pointer, tr eqTrail) bool {
-		return equalParts(parts, a, b, tr)
+	return func(x, y unsafe.Pointer, tr eqTrail) bool {
+		return equalParts(parts, x, y, tr)
 	}
 }
 
@@ -256,9 +256,9 @@ func mergeParts(parts []part, align int) []part {
 func (b *builder) arrayEq(t reflect.Type) eqFunc {
 	ep := b.plan(t.Elem())
 	n, size := t.Len(), t.Elem().Size()
-	return func(a, b unsafe.Pointer, tr eqTrail) bool {
+	return func(x, y unsafe.Pointer, tr eqTrail) bool {
 		for i := range n {
-			if !ep.eq(unsafe.Add(a, uintptr(i)*size), unsafe.Add(b, uintptr(i)*size), tr) {
+			if !ep.eq(unsafe.Add(x, uintptr(i)*size), unsafe.Add(y, uintptr(i)*size), tr) {
 				return false
 			}
 		}
@@ -336,36 +336,36 @@ func (b *builder) sliceEq(t reflect.Type) func(x, y sliceHeader, tr eqTrail) boo
 
 // mapEq returns how to compare maps of type t in place and, for maps of
 // numbers and strings, given as the runtime's map pointers.
-func (b *builder) mapEq(t reflect.Type) (eqFunc, func(a, b unsafe.Pointer) bool) {
+func (b *builder) mapEq(t reflect.Type) (eqFunc, func(x, y unsafe.Pointer) bool) {
 	k, e := t.Key(), t.Elem()
 	ep := b.plan(e)
 	if ep.operator {
 		if _, equal := flatMapOps(t); equal != nil {
-			return func(a, b unsafe.Pointer, _ eqTrail) bool {
-				return equal(*(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b))
+			return func(x, y unsafe.Pointer, _ eqTrail) bool {
+				return equal(*(*unsafe.Pointer)(x), *(*unsafe.Pointer)(y))
 			}, equal
 		}
 	}
-	return func(a, b unsafe.Pointer, tr eqTrail) bool {
-		ma, mb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
-		if ma == nil || mb == nil {
-			return ma == mb // a nil map is not an empty one
+	return func(x, y unsafe.Pointer, tr eqTrail) bool {
+		mx, my := *(*unsafe.Pointer)(x), *(*unsafe.Pointer)(y)
+		if mx == nil || my == nil {
+			return mx == my // a nil map is not an empty one
 		}
-		if ma == mb {
+		if mx == my {
 			return true
 		}
-		x, y := reflect.NewAt(t, a).Elem(), reflect.NewAt(t, b).Elem()
-		if x.Len() != y.Len() {
+		vx, vy := reflect.NewAt(t, x).Elem(), reflect.NewAt(t, y).Elem()
+		if vx.Len() != vy.Len() {
 			return false
 		}
 		var first bool
-		if tr, first = tr.enter(ma, mb, t); !first {
+		if tr, first = tr.enter(mx, my, t); !first {
 			return true
 		}
 		key, xv, yv := reflect.New(k).Elem(), reflect.New(e), reflect.New(e)
-		for it := x.MapRange(); it.Next(); {
+		for it := vx.MapRange(); it.Next(); {
 			key.SetIterKey(it)
-			w := y.MapIndex(key)
+			w := vy.MapIndex(key)
 			if !w.IsValid() {
 				return false
 			}
