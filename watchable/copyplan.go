@@ -136,7 +136,15 @@ func (b *builder) plan(t reflect.Type) *plan {
 var (
 	protoMessage = reflect.TypeFor[proto.Message]()
 	boolType     = reflect.TypeFor[bool]()
+	locker       = reflect.TypeFor[sync.Locker]()
 )
+
+// isLock reports whether t is a lock, as go vet's copylocks check has it: a
+// struct whose pointer has Lock and Unlock methods, such as sync.Mutex, or
+// the noCopy markers of sync.WaitGroup and sync.Cond.
+func isLock(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(locker)
+}
 
 // flat reports whether values of t hold only numbers, booleans and strings
 // (directly, or in arrays and structs). Strings are immutable, so an
@@ -160,15 +168,19 @@ func flat(t reflect.Type) bool {
 	return false
 }
 
-// needsCopy reports whether an assignment of a value of t may share memory
-// that can be changed: it holds a pointer, slice, map, interface (other than
-// the immutable ones: error and reflect.Type), func, channel or
-// unsafe.Pointer, outside of the standard types known to be immutable.
-// Blank fields cannot be reached, so they do not count. Recursion ends
-// because a type can contain itself only through a reference.
+// needsCopy reports whether an assignment of a value of t may not be a
+// deep copy: t holds a pointer, slice, map, interface (other than the
+// immutable ones: error and reflect.Type), func, channel or unsafe.Pointer,
+// outside of the standard types known to be immutable; or a lock, which an
+// assignment would copy in whatever state it is. Blank fields cannot be
+// reached, so they do not count. Recursion ends because a type can contain
+// itself only through a reference.
 func needsCopy(t reflect.Type) bool {
 	if s := stdTypeOf(t); s != nil {
 		return s.fix != nil || s.clone != nil
+	}
+	if isLock(t) {
+		return true
 	}
 	switch t.Kind() {
 	case reflect.Array:
@@ -331,6 +343,9 @@ func refuse(t reflect.Type, seen map[reflect.Type]bool) *refusal {
 	seen[t] = true
 	if way, _ := copyWayOf(t); way != byKind {
 		return nil
+	}
+	if isLock(t) {
+		return &refusal{reason: "is a " + t.String() + ", which must not be copied"}
 	}
 	switch t.Kind() {
 	case reflect.Func:

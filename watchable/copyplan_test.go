@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -440,6 +441,48 @@ func TestDeepCopyCopiesAliasesTwice(t *testing.T) {
 	}
 }
 
+// guarded holds a lock, and so cannot be copied by assignment.
+type guarded struct {
+	mu   sync.Mutex
+	Name string
+}
+
+func (g *guarded) rename(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Name = name
+}
+
+// lockedCounter holds a lock, and copies itself.
+type lockedCounter struct {
+	mu sync.Mutex
+	N  atomic.Int64
+}
+
+func (c *lockedCounter) DeepCopy() *lockedCounter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := &lockedCounter{}
+	out.N.Store(c.N.Load())
+	return out
+}
+
+func TestDeepCopyOfLocks(t *testing.T) {
+	c := &lockedCounter{}
+	c.N.Store(3)
+	c.mu.Lock() // held by someone else while a copy is made through the method
+	done := make(chan *lockedCounter)
+	go func() { done <- watchable.DeepCopy(&struct{ C *lockedCounter }{c}).C }()
+	c.mu.Unlock()
+	if got := <-done; got == c || got.N.Load() != 3 || !got.mu.TryLock() {
+		t.Fatalf("copy %p with N %d; original %p", got, got.N.Load(), c)
+	}
+	// Atomics hold no lock (their marker is a blank field): copied as data.
+	if got := watchable.DeepCopy(&struct{ N atomic.Int64 }{}); got == nil {
+		t.Fatal("no copy of a struct holding an atomic")
+	}
+}
+
 // chain is a recursive type.
 type chain struct {
 	N    int
@@ -512,6 +555,10 @@ func TestDeepCopyRefusals(t *testing.T) {
 			"watchable: cannot deep-copy *watchable_test.withHooks held in interface {}: field .Hooks[].Fn is a func"},
 		{"pointer held in an interface map key", func() { watchable.DeepCopy(anyKeys{Index: map[any]int{&port{}: 1}}) },
 			"watchable: cannot deep-copy watchable_test.anyKeys: field .Index has a key holding a *watchable_test.port, which a copy would change"},
+		{"a lock", func() { g := &guarded{}; g.rename("g"); watchable.DeepCopy(g) },
+			"watchable: cannot deep-copy *watchable_test.guarded: field .mu is a sync.Mutex, which must not be copied"},
+		{"a lock inside a standard type", func() { watchable.DeepCopy(&struct{ Wg sync.WaitGroup }{}) },
+			"watchable: cannot deep-copy *struct { Wg sync.WaitGroup }: field .Wg.noCopy is a sync.noCopy, which must not be copied"},
 		{"nil value of a refused type", func() { watchable.DeepCopy[*withHooks](nil) },
 			"watchable: cannot deep-copy *watchable_test.withHooks: field .Hooks[].Fn is a func"},
 	}

@@ -55,8 +55,10 @@ type Equaler[T any] interface {
 //
 //	watchable: cannot deep-copy *main.Service: field .Hooks[].Fn is a func
 //
-// It refuses funcs, channels and unsafe.Pointers; unexported fields that
-// hold a pointer, slice, map or interface (only their type's own code knows
+// It refuses funcs, channels and unsafe.Pointers; locks (sync.Mutex, and
+// whatever else go vet's copylocks check protects), which an assignment
+// would copy in whatever state they are in; unexported fields that hold a
+// pointer, slice, map or interface (only their type's own code knows
 // whether such memory is owned, shared, or an identity: give the type a
 // DeepCopy method); map keys that hold references, which a copy would turn
 // into different keys; proto messages held by value; and cyclic values (see
