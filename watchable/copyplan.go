@@ -2,6 +2,8 @@ package watchable
 
 import (
 	"reflect"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -379,7 +381,7 @@ func refuse(t reflect.Type, seen map[reflect.Type]bool) *refusal {
 			if r := refuse(f.Type, seen); r != nil {
 				return r.in("." + f.Name)
 			}
-			if private(f) && needsCopy(f.Type) {
+			if private(t, f) && needsCopy(f.Type) {
 				if way, _ := copyWayOf(f.Type); way == byKind {
 					return &refusal{
 						steps:  []string{"." + f.Name},
@@ -392,13 +394,43 @@ func refuse(t reflect.Type, seen map[reflect.Type]bool) *refusal {
 	return nil
 }
 
-// private reports whether f is an unexported field whose contents DeepCopy
-// must leave to its type's own code. An embedded struct is part of the
-// surface of the struct embedding it: its fields are promoted, and each is
-// judged by itself.
-func private(f reflect.StructField) bool {
-	return !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct)
+// private reports whether f, a field of the struct type t, is an unexported
+// field whose contents DeepCopy must leave to its type's own code: a field
+// of a standard library type, whose private memory may be an identity (a
+// file, a handle, a cache) rather than data. The program's own types, and
+// those of its other dependencies, hold data in unexported fields as often
+// as in exported ones, and are copied field by field like any other (a lock
+// among them is still refused). An embedded struct is part of the surface
+// of the struct embedding it: its fields are promoted, and each is judged
+// by itself.
+func private(t reflect.Type, f reflect.StructField) bool {
+	return !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) && standard(t.PkgPath())
 }
+
+// standard reports whether pkgPath names a package of the standard
+// library: its first element has no dot, as module paths do, and it is not
+// the main package or in the main module (whose path may lack a dot).
+func standard(pkgPath string) bool {
+	if pkgPath == "" || pkgPath == "main" {
+		return false
+	}
+	first, _, _ := strings.Cut(pkgPath, "/")
+	if strings.Contains(first, ".") {
+		return false
+	}
+	if m := mainModule(); m != "" && (pkgPath == m || strings.HasPrefix(pkgPath, m+"/")) {
+		return false
+	}
+	return true
+}
+
+// mainModule is the path of the main module, when the binary records it.
+var mainModule = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		return info.Main.Path
+	}
+	return ""
+})
 
 // holds describes what a value of t holds, for messages.
 func holds(t reflect.Type) string {

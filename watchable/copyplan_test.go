@@ -121,6 +121,16 @@ type private struct {
 	Pub  []string
 }
 
+// conn is a user's type that keeps data in unexported fields of every kind:
+// the program's own types are copied field by field.
+type conn struct {
+	addr    *string
+	tags    []string
+	weights map[string]int
+	next    *conn
+	meta    any
+}
+
 // stringer is a non-empty interface type for interface fields.
 type stringer interface{ String() string }
 
@@ -212,6 +222,16 @@ func TestDeepCopyKinds(t *testing.T) {
 				return &private{n: 1, s: "s", when: time.Unix(1, 0).In(loc), err: io.EOF, m: &meta{Name: "m", Labels: map[string]string{"a": "b"}}, Pub: []string{"p"}}
 			},
 			func(v *private) { v.n, v.m.Labels["a"], v.Pub[0] = 2, "c", "q" })},
+		{"unexported references of the program's own types", copies(
+			func() *conn {
+				a, b := "10.0.0.1", "10.0.0.2"
+				return &conn{addr: &a, tags: []string{"t"}, weights: map[string]int{"w": 1},
+					next: &conn{addr: &b, meta: []string{"m"}}, meta: map[string]int{"x": 1}}
+			},
+			func(v *conn) {
+				*v.addr, v.tags[0], v.weights["w"], *v.next.addr = "changed", "u", 2, "changed"
+				v.next.meta.([]string)[0], v.meta.(map[string]int)["x"] = "n", 2
+			})},
 		{"interfaces holding each kind", copies(
 			func() *holder {
 				return &holder{
@@ -519,12 +539,6 @@ func TestDeepCopyRefusals(t *testing.T) {
 	}
 	type withChan struct{ C chan int }
 	type withUnsafe struct{ P struct{ Raw unsafe.Pointer } }
-	type secret struct {
-		Name string
-		tags []string
-	}
-	_ = secret{}.tags // refused before it is ever read
-	type outer struct{ S secret }
 	type keyed struct{ Index map[*port]int }
 	type protoByValue struct{ D durationpb.Duration }
 	type anyKeys struct{ Index map[any]int }
@@ -541,8 +555,6 @@ func TestDeepCopyRefusals(t *testing.T) {
 			"watchable: cannot deep-copy watchable_test.withChan: field .C is a chan"},
 		{"unsafe.Pointer", func() { watchable.DeepCopy([]withUnsafe{}) },
 			"watchable: cannot deep-copy []watchable_test.withUnsafe: element [].P.Raw is an unsafe.Pointer"},
-		{"unexported slice", func() { watchable.DeepCopy(map[string]outer{}) },
-			"watchable: cannot deep-copy map[string]watchable_test.outer: element [].S.tags is unexported and holds a slice, which only watchable_test.secret's own code knows how to copy: give it a DeepCopy method"},
 		{"unexported fields of a standard type", func() { watchable.DeepCopy(&struct{ B bytes.Buffer }{}) },
 			"watchable: cannot deep-copy *struct { B bytes.Buffer }: field .B.buf is unexported and holds a slice, which only bytes.Buffer's own code knows how to copy: give it a DeepCopy method"},
 		{"pointer map keys", func() { watchable.DeepCopy(keyed{}) },

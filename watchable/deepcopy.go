@@ -57,10 +57,13 @@ type Equaler[T any] interface {
 //
 // It refuses funcs, channels and unsafe.Pointers; locks (sync.Mutex, and
 // whatever else go vet's copylocks check protects), which an assignment
-// would copy in whatever state they are in; unexported fields that hold a
-// pointer, slice, map or interface (only their type's own code knows
-// whether such memory is owned, shared, or an identity: give the type a
-// DeepCopy method); map keys that hold references, which a copy would turn
+// would copy in whatever state they are in; unexported fields of standard
+// library types that hold a pointer, slice, map or interface (only their
+// type's own code knows whether such memory is owned, shared, or an
+// identity, as in a bytes.Buffer or an os.File: give the type holding it a
+// DeepCopy method, or use an allow-listed type) — the unexported fields of
+// the program's own types, and of other modules' types, are copied like
+// exported ones; map keys that hold references, which a copy would turn
 // into different keys; proto messages held by value; and cyclic values (see
 // below). A type is refused whatever the value, even nil or empty, so a Map
 // refuses one at its first Store, before changing anything. Only the
