@@ -390,7 +390,7 @@ func TestRunWhileRunning(t *testing.T) {
 }
 
 func TestRegisterPanics(t *testing.T) {
-	type uncopyable struct{ Items []string }
+	type uncopyable struct{ OnChange func() }
 	for _, tc := range []struct {
 		name     string
 		register func(p *file.Provider)
