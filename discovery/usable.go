@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"cmp"
-	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -91,10 +90,4 @@ type Target struct {
 	// targets or prefer a zone; nil for a target that was not discovered.
 	// They are shared and must not be modified.
 	Tags map[string]string `json:"tags,omitempty"`
-}
-
-// DeepCopy returns a copy of t that shares no memory with it.
-func (t Target) DeepCopy() Target {
-	t.Tags = maps.Clone(t.Tags)
-	return t
 }

@@ -52,21 +52,6 @@ type RouteEntry struct {
 	Error string `json:"error,omitempty"`
 }
 
-// DeepCopy returns a copy of e that shares no memory with it.
-func (e *RouteEntry) DeepCopy() *RouteEntry {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	if e.Targets != nil {
-		c.Targets = make([]discovery.Target, len(e.Targets))
-		for i, t := range e.Targets {
-			c.Targets[i] = t.DeepCopy()
-		}
-	}
-	return &c
-}
-
 // routeName is how a route is named in the table, logs and headers.
 func routeName(n types.NamespacedName) string {
 	if n.Namespace == "" {

@@ -30,16 +30,6 @@ type Instance struct {
 	Connected  bool      `json:"connected"`
 }
 
-// DeepCopy returns a copy of i that shares no memory with it.
-func (i *Instance) DeepCopy() *Instance {
-	if i == nil {
-		return nil
-	}
-	c := *i
-	c.Tags = maps.Clone(i.Tags)
-	return &c
-}
-
 // Usable reports whether traffic can be sent to the instance: it is
 // connected and has a port.
 func (i *Instance) Usable() bool {
@@ -67,19 +57,6 @@ type DiscoverySnapshot struct {
 	EnvTag    string     `json:"envTag"`
 	Protocol  string     `json:"protocol"`
 	Nodes     []Instance `json:"nodes"`
-}
-
-// DeepCopy returns a copy of s that shares no memory with it.
-func (s *DiscoverySnapshot) DeepCopy() *DiscoverySnapshot {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	c.Nodes = make([]Instance, len(s.Nodes))
-	for i := range s.Nodes {
-		c.Nodes[i] = *s.Nodes[i].DeepCopy()
-	}
-	return &c
 }
 
 // Equal reports whether i and o are equal field by field (times compared

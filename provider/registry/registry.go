@@ -176,7 +176,7 @@ func (r *Registry) Lookup(key DiscoveryKey) *DiscoverySnapshot {
 	out := &DiscoverySnapshot{ServiceID: key.ServiceID, EnvTag: key.EnvTag, Protocol: key.Protocol, Nodes: []Instance{}}
 	for _, inst := range r.store.instances.State().All() {
 		if key.matches(DiscoveryKey{ServiceID: inst.ServiceID, EnvTag: inst.EnvTag, Protocol: inst.Protocol}) {
-			out.Nodes = append(out.Nodes, *inst.DeepCopy())
+			out.Nodes = append(out.Nodes, *watchable.DeepCopy(inst))
 		}
 	}
 	sortNodes(out.Nodes)
