@@ -137,11 +137,12 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	if cfg.Demo {
 		for i := range 2 {
 			d := &DemoBackend{
-				RunnerName: fmt.Sprintf("demo-petstore-%d", i+1),
-				ServiceID:  "petstore",
-				Control:    p.control,
-				Token:      cfg.Token,
-				Logger:     logger,
+				RunnerName:             fmt.Sprintf("demo-petstore-%d", i+1),
+				ServiceID:              "petstore",
+				Control:                p.control,
+				Token:                  cfg.Token,
+				StartOnRegistryFailure: true,
+				Logger:                 logger,
 			}
 			p.demos = append(p.demos, d)
 			p.runners = append(p.runners, d)
