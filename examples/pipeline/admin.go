@@ -14,9 +14,9 @@ import (
 )
 
 // controlHandler is what the control address serves: the registry's API
-// (mounted under /v1/ and /ws/), health, readiness and the status of every
-// runner from the runner group's status map, the maps, metrics and Go
-// profiles.
+// (mounted under /v1/ and /ws/, unless registryAPI is nil: the registry is
+// remote), health, readiness and the status of every runner from the
+// runner group's status map, the maps, metrics and Go profiles.
 func controlHandler(status watchable.View[string, runner.Status], maps *admin.Maps, metrics prometheus.Gatherer, registryAPI http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	// A newcomer's first request is often the bare address: answer with a
@@ -36,8 +36,10 @@ func controlHandler(status watchable.View[string, runner.Status], maps *admin.Ma
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/v1/", registryAPI)
-	mux.Handle("/ws/", registryAPI)
+	if registryAPI != nil { // nil when the registry is remote
+		mux.Handle("/v1/", registryAPI)
+		mux.Handle("/ws/", registryAPI)
+	}
 	return mux
 }
 

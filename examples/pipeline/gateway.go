@@ -152,6 +152,13 @@ func (g *Gateway) Ready() <-chan struct{} {
 	return g.ready
 }
 
+// Listening is closed once the gateway listens (Addr is then set), which
+// may be well before it is ready.
+func (g *Gateway) Listening() <-chan struct{} {
+	g.init()
+	return g.srv.Ready()
+}
+
 // Addr returns the address the gateway listens on, or "" before it does.
 func (g *Gateway) Addr() string {
 	g.init()
