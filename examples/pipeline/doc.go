@@ -12,8 +12,19 @@
 // demo backends register themselves for serviceId petstore. Run it with -h
 // for the flags.
 //
+// Two pipelines form a controller and a gateway: the second, run with
+// -registry-url set to the first's control address, runs no registry of its
+// own; it registers its gateway with the controller and discovers the
+// services its routes name through it (provider/registry/client), keeping
+// what it knew while the controller is away:
+//
+//	go run ./examples/pipeline                                  # the controller
+//	go run ./examples/pipeline -registry-url http://127.0.0.1:9090 \
+//	    -gateway-addr 127.0.0.1:8081 -control-addr 127.0.0.1:9091 -demo=false
+//
 // Files: config.go (Route and DirectRegistry), routing.go (the route table
-// as a pure function), run.go (the wiring, and the routing translator),
+// resolved with the discovery package), run.go (the wiring, and the
+// routing translator), remote.go (the client of a remote controller),
 // gateway.go, pool.go, admin.go (what the control address serves), demo.go,
 // events.go (the banner and the lines printed for people), flags.go,
 // main.go. The HTTP servers are httpserver.Servers and the admin pages

@@ -27,15 +27,18 @@ func (p *pipeline) events(ctx context.Context) error {
 	seenInstances := map[string]*registry.Instance{}
 	seenRoutes := map[string]*RouteEntry{}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		message.HandleSubscription(ctx, message.Loop{Message: "instances"}, p.registry.Instances().Subscribe(ctx),
-			func(_ context.Context, u watchable.Update[string, *registry.Instance]) error {
-				p.instanceEvent(seenInstances, u)
-				return nil
-			}, opts...)
-	}()
+	if p.registry != nil { // a remote controller prints its own instance lines
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			message.HandleSubscription(ctx, message.Loop{Message: "instances"}, p.registry.Instances().Subscribe(ctx),
+				func(_ context.Context, u watchable.Update[string, *registry.Instance]) error {
+					p.instanceEvent(seenInstances, u)
+					return nil
+				}, opts...)
+		}()
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		message.HandleSubscription(ctx, message.Loop{Message: "routeTable"}, p.table.Subscribe(ctx),
@@ -119,7 +122,18 @@ func (p *pipeline) banner() string {
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("switchyard pipeline ready")
 	line("  gateway        http://%s", gw)
-	line("  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+	api, lease := ctl, p.cfg.Lease.String()+" lease" // where the registry's API is
+	if p.remote == nil {
+		line("  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+	} else {
+		api, lease = strings.TrimSuffix(p.cfg.RegistryURL, "/"), "lease of the controller"
+		line("  control plane  http://%s  (/healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+		registered := "not yet: the controller cannot be reached; retrying in the background"
+		if id := p.remote.RuntimeInstanceID(); id != "" {
+			registered = "instance " + id
+		}
+		line("  registry       remote controller %s; this gateway registers there as %q (%s)", api, gatewayServiceID, registered)
+	}
 	if p.cfg.ConfigDir == "" {
 		line("  config         embedded (run with -config DIR to use files you can edit)")
 	} else {
@@ -145,13 +159,13 @@ func (p *pipeline) banner() string {
 	if r, ok := exampleRoute(table); ok {
 		serviceID, prefix = r.ServiceID, r.PathPrefix
 	}
-	line("  curl -N%s '%s/v1/discovery/watch?serviceId=%s'    # in another terminal: discovery as it changes", discoveryAuth, ctl, serviceID)
-	line("  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\", ctl)
+	line("  curl -N%s '%s/v1/discovery/watch?serviceId=%s'    # in another terminal: discovery as it changes", discoveryAuth, api, serviceID)
+	line("  curl -i -X POST %s/v1/services -H \"Authorization: Bearer $SWITCHYARD_TOKEN\" -H 'Content-Type: application/json' \\", api)
 	line("       -d '{\"serviceId\":\"%s\",\"protocol\":\"http\",\"address\":\"127.0.0.1\",\"port\":7001}'    # your server on 127.0.0.1:7001", serviceID)
 	if prefix != "" {
 		line("  curl -i %s%s/    # routed to it once registered", gw, strings.TrimSuffix(prefix, "/"))
 	}
-	line("  curl -X PUT %s/v1/services/RUNTIME_INSTANCE_ID/heartbeat -H \"Authorization: Bearer $SWITCHYARD_TOKEN\"    # within each %v lease", ctl, p.cfg.Lease)
+	line("  curl -X PUT %s/v1/services/RUNTIME_INSTANCE_ID/heartbeat -H \"Authorization: Bearer $SWITCHYARD_TOKEN\"    # within each %s", api, lease)
 	line("  curl %s/debug/maps", ctl)
 	return b.String()
 }

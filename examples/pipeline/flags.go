@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchyard-go/switchyard/provider/registry"
+	"github.com/switchyard-go/switchyard/provider/registry/client"
 )
 
 // config is everything run needs, from flags and the environment.
@@ -31,6 +33,13 @@ type config struct {
 	Wait time.Duration
 	// LogLevel filters the operational log on stderr.
 	LogLevel slog.Level
+	// RegistryURL, when set, is the base URL of a remote controller: the
+	// pipeline then runs no registry of its own, registers its gateway
+	// there and discovers through it.
+	RegistryURL string
+	// StartOnRegistryFailure: with a remote controller that cannot be
+	// reached at start, start anyway (and keep trying) rather than fail.
+	StartOnRegistryFailure bool
 	// Token authorizes registrations; DiscoveryToken, when set, lookups.
 	Token, DiscoveryToken registry.Secret
 	// TokenGenerated reports that Token was generated because
@@ -40,6 +49,9 @@ type config struct {
 	// configFS, when set (by tests), is read once for the configuration,
 	// instead of ConfigDir or the embedded files.
 	configFS fs.FS
+	// registryWait, when set (by tests), bounds the wait for a remote
+	// controller at start instead of client.DefaultInitialWait.
+	registryWait time.Duration
 }
 
 const usage = `Usage: pipeline [flags]
@@ -48,13 +60,18 @@ Runs a discovery -> registry -> routing -> gateway pipeline: a file provider
 reads routes, a registry accepts instances over HTTP and WebSocket, a
 translator resolves the route table, and a reverse proxy serves it.
 
+With -registry-url, it runs no registry: it is a gateway of the controller
+at that URL (another pipeline's control address), where it registers itself
+and discovers the services its routes name.
+
 Flags:
 `
 
 const envUsage = `
 Environment (tokens are never flags, so that they do not show in ps):
   SWITCHYARD_TOKEN            token for registering, heartbeating and deregistering
-                              (Authorization: Bearer ...); generated and printed when unset
+                              (Authorization: Bearer ...); generated and printed when unset;
+                              with -registry-url, the remote controller's token (required)
   SWITCHYARD_DISCOVERY_TOKEN  token for discovery lookups and watches; when unset, they
                               need no token
 `
@@ -78,6 +95,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	// warn by default: the event lines on stdout already say what happens,
 	// and info would say most of it a second time on stderr.
 	level := fs.String("log-level", "warn", "operational log `level` on stderr: debug, info, warn or error")
+	fs.StringVar(&cfg.RegistryURL, "registry-url", "", "base `URL` of a remote controller (another pipeline's control address, http://host:port): run no registry here, register the gateway there and discover through it")
+	fs.BoolVar(&cfg.StartOnRegistryFailure, "start-on-registry-failure", true, "with -registry-url: start even when the controller cannot be reached at first, and keep trying; false makes the pipeline exit with an error instead")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -119,6 +138,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	cfg.Token = registry.Secret(getenv("SWITCHYARD_TOKEN"))
 	cfg.DiscoveryToken = registry.Secret(getenv("SWITCHYARD_DISCOVERY_TOKEN"))
+	if cfg.RegistryURL != "" {
+		if _, err := client.New(cfg.RegistryURL); err != nil {
+			return cfg, fmt.Errorf("-registry-url: %w", err)
+		}
+		if cfg.Token == "" {
+			return cfg, errors.New("-registry-url needs SWITCHYARD_TOKEN: the remote controller's registration token")
+		}
+	}
 	if cfg.Token == "" {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b) // never fails (crypto/rand)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
+	"github.com/switchyard-go/switchyard/provider/registry/client"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/translator"
 	"github.com/switchyard-go/switchyard/watchable"
@@ -44,16 +46,23 @@ type pipeline struct {
 	directs watchable.View[types.NamespacedName, file.Object[DirectRegistry]] // written by the file provider
 	table   watchable.View[string, *RouteEntry]                               // written by the routing translator
 
-	config   *file.Provider
+	config *file.Provider
+	// Exactly one of registry and remote is set: the registry this
+	// pipeline runs, or the client of the remote controller it uses
+	// (-registry-url).
 	registry *registry.Registry
-	routing  *translator.Computation[string, *RouteEntry]
-	pool     *Pool
-	gateway  *Gateway
-	control  *httpserver.Server // the control plane: registry API and admin pages
-	demos    []*DemoBackend
-	metrics  *message.Metrics
-	group    *runner.Group
-	runners  []runner.Runner
+	remote   *client.Client
+	// discovery is the registry's Snapshots or the remote client's mirror
+	// of them: what the routing and the pool follow.
+	discovery watchable.View[registry.DiscoveryKey, *registry.DiscoverySnapshot]
+	routing   *translator.Computation[string, *RouteEntry]
+	pool      *Pool
+	gateway   *Gateway
+	control   *httpserver.Server // the control plane: registry API (unless remote) and admin pages
+	demos     []*DemoBackend
+	metrics   *message.Metrics
+	group     *runner.Group
+	runners   []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
 	announced chan struct{}
@@ -79,26 +88,34 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	}
 
 	p.config = p.newConfigProvider()
-	reg, err := registry.New(
-		registry.WithToken(cfg.Token),
-		registry.WithDiscoveryToken(cfg.DiscoveryToken),
-		registry.WithLease(cfg.Lease),
-		registry.WithLogger(logger.With("runner", "registry")),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("create registry: %w", err)
-	}
-	p.registry = reg
-	p.routing = newRouting(p.routes, p.directs, reg.Snapshots(), logger)
-	p.table = p.routing.Output()
-
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var err error
 	if p.metrics, err = message.NewMetrics(metrics); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
+	var registryAPI http.Handler // served on the control address, unless remote
+	if cfg.RegistryURL == "" {
+		reg, err := registry.New(
+			registry.WithToken(cfg.Token),
+			registry.WithDiscoveryToken(cfg.DiscoveryToken),
+			registry.WithLease(cfg.Lease),
+			registry.WithLogger(logger.With("runner", "registry")),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("create registry: %w", err)
+		}
+		p.registry, p.discovery, registryAPI = reg, reg.Snapshots(), reg.Handler()
+	} else {
+		if p.remote, err = p.newRemote(metrics); err != nil {
+			return nil, err
+		}
+		p.discovery = p.remote.Snapshots()
+	}
+	p.routing = newRouting(p.routes, p.directs, p.discovery, logger)
+	p.table = p.routing.Output()
 
-	p.pool = newPool(reg.Snapshots(), logger, p.metrics)
+	p.pool = newPool(p.discovery, logger, p.metrics)
 	p.gateway = &Gateway{
 		ListenAddr:    cfg.GatewayAddr,
 		Table:         p.table,
@@ -113,35 +130,46 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	err = errors.Join(
 		show(maps, p.metrics, "routes", p.routes, routeName),
 		show(maps, p.metrics, "directRegistries", p.directs, routeName),
-		show(maps, p.metrics, "instances", reg.Instances(), identity),
-		show(maps, p.metrics, "discovery", reg.Snapshots(), func(k registry.DiscoveryKey) string {
+		show(maps, p.metrics, "discovery", p.discovery, func(k registry.DiscoveryKey) string {
 			return k.ServiceID + "|" + k.EnvTag + "|" + k.Protocol
 		}),
 		show(maps, p.metrics, "routeTable", p.table, identity),
 		show(maps, p.metrics, "connections", p.pool.Connections(), identity),
 		show(maps, p.metrics, "runners", p.group.Status(), identity),
 	)
+	if p.registry != nil {
+		err = errors.Join(err, show(maps, p.metrics, "instances", p.registry.Instances(), identity))
+	}
 	if err != nil {
 		return nil, err
 	}
 	p.control = httpserver.New("control", cfg.ControlAddr,
-		controlHandler(p.group.Status(), maps, metrics, reg.Handler()),
+		controlHandler(p.group.Status(), maps, metrics, registryAPI),
 		httpserver.WithLogger(logger), httpserver.WithShutdownGrace(shutdownGrace))
 
 	// No runner is started after another: each waits for the data it
 	// needs (the routing translator for its inputs to be initialized, the
 	// gateway for the route table, a demo backend for the address of the
-	// registry's API), so the order below is only that of the status pages.
-	p.runners = []runner.Runner{p.config, reg, p.routing, p.pool, p.gateway, p.control,
-		runner.Func("events", p.events), runner.Func("announce", p.announce)}
+	// registry's API, the remote client for the gateway's address and the
+	// routes' services), so the order below is only that of the status
+	// pages.
+	p.runners = []runner.Runner{p.config}
+	if p.registry != nil {
+		p.runners = append(p.runners, p.registry)
+	} else {
+		p.runners = append(p.runners, p.remote, runner.Func("follow", p.follow))
+	}
+	p.runners = append(p.runners, p.routing, p.pool, p.gateway, p.control,
+		runner.Func("events", p.events), runner.Func("announce", p.announce))
 	if cfg.Demo {
 		for i := range 2 {
 			d := &DemoBackend{
 				RunnerName:             fmt.Sprintf("demo-petstore-%d", i+1),
 				ServiceID:              "petstore",
+				ControllerURL:          cfg.RegistryURL,
 				Control:                p.control,
 				Token:                  cfg.Token,
-				StartOnRegistryFailure: true,
+				StartOnRegistryFailure: cfg.StartOnRegistryFailure,
 				Logger:                 logger,
 			}
 			p.demos = append(p.demos, d)
