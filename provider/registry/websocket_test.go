@@ -260,7 +260,7 @@ func TestSocketBadInput(t *testing.T) {
 			{"object id", rc, `{"jsonrpc":"2.0","id":{},"method":"x"}`, "null", CodeInvalidRequest, ""},
 			{"unknown member", rc, `{"jsonrpc":"2.0","id":1,"method":"x","extra":1}`, "null", CodeInvalidRequest, ""},
 			{"unknown method", rc, `{"jsonrpc":"2.0","id":2,"method":"service/explode"}`, "2", CodeMethodNotFound, ""},
-			{"subscribe on microservice", rc, `{"jsonrpc":"2.0","id":3,"method":"discovery/subscribe"}`, "3", CodeMethodNotFound, ""},
+			{"subscribe on microservice before register", rc, `{"jsonrpc":"2.0","id":3,"method":"discovery/subscribe"}`, "3", CodeNotRegistered, ""},
 			{"register on discovery", rcd, `{"jsonrpc":"2.0","id":4,"method":"service/register"}`, "4", CodeMethodNotFound, ""},
 			{"register without port", rc, `{"jsonrpc":"2.0","id":5,"method":"service/register","params":{"serviceId":"a","protocol":"http","address":"h"}}`, "5", CodeInvalidParams, "port"},
 			{"register bad protocol", rc, `{"jsonrpc":"2.0","id":6,"method":"service/register","params":{"serviceId":"a","protocol":"udp","address":"h","port":1}}`, "6", CodeInvalidParams, "protocol"},
