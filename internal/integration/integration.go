@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -98,6 +99,9 @@ func Find(tb testing.TB, l Lookup) string {
 	var via string
 	if l.Env != "" {
 		via = " or set " + l.Env
+	}
+	if len(l.Dirs) > 0 {
+		via += " or set " + strings.Join(l.Dirs, " or ") + " to the directory it prints"
 	}
 	Unavailable(tb, "no %s executable (looked for %q): run %s%s", name, tried, l.Script, via)
 	return ""

@@ -11,6 +11,7 @@ import (
 func binaries(tb testing.TB) (apiserver, etcd string) {
 	tb.Helper()
 	find := func(name string) string {
+		tb.Helper()
 		return integration.Find(tb, integration.Lookup{
 			Dirs:   []string{"SWITCHYARD_KUBE_ASSETS", "KUBEBUILDER_ASSETS"},
 			Cached: filepath.Join("kube", name),
