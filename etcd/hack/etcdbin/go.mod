@@ -1,3 +1,8 @@
+// The etcd server and etcdctl at a pinned release, built by ../etcd.sh.
+//
+// `go install go.etcd.io/etcd/server/v3@version` refuses etcd's modules
+// because their go.mod files carry replace directives; naming the commands
+// as tools of this module builds them from the published modules instead.
 module github.com/switchyard-go/switchyard/etcd/hack/etcdbin
 
 go 1.24.0
