@@ -79,17 +79,6 @@ func (f *fixture) start(t *testing.T) {
 	f.group = startGroup(t, f.gen)
 }
 
-// resources returns the published resources of app, by ID.
-func (f *fixture) resources(app string) map[string]generate.Resource {
-	out := make(map[string]generate.Resource)
-	for k, r := range f.gen.Output().State().All() {
-		if k.App == app {
-			out[k.ID] = r
-		}
-	}
-	return out
-}
-
 // waitResources waits until app's published resources are want (objects
 // by ID, written as YAML).
 func (f *fixture) waitResources(t *testing.T, app string, want map[string]string) {
