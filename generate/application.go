@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 )
 
@@ -31,7 +30,8 @@ func (g *Generation[K]) generate(ctx context.Context, k K, j *job) (map[Key[K]]R
 		}
 	}
 
-	// The inputs are normalized once, and every generator gets copies.
+	// The inputs are normalized once, and every generator gets copies of
+	// its own (normalizing shares what is JSON already with the inputs).
 	workload, err := jsonObject(app.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("workload configuration: %w", err)
@@ -50,14 +50,14 @@ func (g *Generation[K]) generate(ctx context.Context, k K, j *job) (map[Key[K]]R
 			Stack:          app.Stack,
 			App:            app.Name,
 			Workload:       copyObject(workload),
-			DevConfig:      dev,
-			PlatformConfig: platform,
+			DevConfig:      copyObject(dev),
+			PlatformConfig: copyObject(platform),
 			RuntimeConfig:  copyObject(runtime),
 		}, nil
 	}
 
 	// The workload first: the others may read what it made.
-	req, err := request(WorkloadModule, copyObject(workload))
+	req, err := request(WorkloadModule, workload)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +83,7 @@ func (g *Generation[K]) generate(ctx context.Context, k K, j *job) (map[Key[K]]R
 			errs = append(errs, err)
 			continue
 		}
-		req.WorkloadResources = make([]Resource, len(base.resources))
-		for i, r := range base.resources {
-			req.WorkloadResources[i] = r.DeepCopy()
-		}
+		req.WorkloadResources = slices.Clone(base.resources) // the objects are shared, read-only
 		c, err := call(ctx, m, g.generators[m], req)
 		if err != nil {
 			errs = append(errs, err)
@@ -107,7 +104,7 @@ func (g *Generation[K]) generate(ctx context.Context, k K, j *job) (map[Key[K]]R
 	if err != nil {
 		return nil, err
 	}
-	if err := patchWorkload(resources[target], contributions); err != nil {
+	if resources[target], err = patchWorkload(resources[target], contributions); err != nil {
 		return nil, err
 	}
 
@@ -210,7 +207,7 @@ func collect(contributions []contribution) ([]Resource, error) {
 			}
 			mine[r.ID] = true
 			if i, ok := at[r.ID]; ok {
-				if !reflect.DeepEqual(out[i].Object, r.Object) {
+				if !objectsEqual(out[i].Object, r.Object) {
 					key := fmt.Sprintf("resource %q", r.ID)
 					errs = append(errs, &ConflictError{
 						Generators: [2]string{by[r.ID], c.module},
@@ -228,27 +225,41 @@ func collect(contributions []contribution) ([]Resource, error) {
 }
 
 // patchWorkload checks the patches of every contribution against each
-// other and applies them to the workload, in order.
-func patchWorkload(workload Resource, contributions []contribution) error {
-	var all []claim
+// other and applies them, in order, to a copy of the workload, which it
+// returns. The generators' objects are left as they are: the other
+// generators saw them as the workload generator made them.
+func patchWorkload(workload Resource, contributions []contribution) (Resource, error) {
+	patching := 0
 	for _, c := range contributions {
-		all = append(all, claims(c.module, c.patches)...)
+		if len(c.patches) > 0 {
+			patching++
+		}
 	}
-	if errs := conflicts(all); len(errs) > 0 {
-		return joinErrors(errs)
+	if patching == 0 {
+		return workload, nil
 	}
+	if patching > 1 { // one generator cannot conflict with itself
+		var all []claim
+		for _, c := range contributions {
+			all = append(all, claims(c.module, c.patches)...)
+		}
+		if errs := conflicts(all); len(errs) > 0 {
+			return Resource{}, joinErrors(errs)
+		}
+	}
+	workload.Object = copyObject(workload.Object)
 	id := ObjectID(workload.Object)
 	for _, c := range contributions {
 		for i, p := range c.patches {
 			if err := p.apply(workload.Object); err != nil {
-				return &GeneratorError{Module: c.module, Err: fmt.Errorf("patcher %d: %w", i, err)}
+				return Resource{}, &GeneratorError{Module: c.module, Err: fmt.Errorf("patcher %d: %w", i, err)}
 			}
 			if now := ObjectID(workload.Object); now != id {
-				return &GeneratorError{Module: c.module, Err: fmt.Errorf("patcher %d: %w: it changes the workload's apiVersion, kind, namespace or name (%q to %q)", i, ErrPatch, id, now)}
+				return Resource{}, &GeneratorError{Module: c.module, Err: fmt.Errorf("patcher %d: %w: it changes the workload's apiVersion, kind, namespace or name (%q to %q)", i, ErrPatch, id, now)}
 			}
 		}
 	}
-	return nil
+	return workload, nil
 }
 
 // joinErrors is errors.Join, except that one error is returned as it is.

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
 
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -81,75 +85,146 @@ func copyValue(v any) any {
 }
 
 // jsonObject returns m as encoding/json would decode it after encoding it:
-// made of map[string]any, []any, string, float64, bool and nil only, and
-// sharing no memory with m. Generators may build resources and patches from
-// any values that encode to JSON (typed slices and maps, integers, structs);
-// normalizing them gives every consumer one representation, so that equal
-// contents compare equal whatever types built them. Values that are JSON
-// already are copied by a walk; others take a round trip through
-// encoding/json.
+// made of map[string]any, []any, string, float64, bool and nil only.
+// Generators may build resources and patches from any values that encode to
+// JSON (typed slices and maps, integers, structs); normalizing them gives
+// every consumer one representation, so that equal contents compare equal
+// whatever types built them.
+//
+// The result shares with m every object and array that holds JSON values
+// only, m itself included: normalizing what is JSON already allocates
+// nothing, and otherwise only the objects and arrays on the way to the
+// values that are not are new. Neither m nor the result may be changed
+// afterwards, then; copyObject makes one that may.
 func jsonObject(m map[string]any) (map[string]any, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		jv, err := jsonValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = jv
-	}
-	return out, nil
+	out, _, err := jsonMap(m)
+	return out, err
 }
 
-func jsonValue(v any) (any, error) {
+// jsonMap normalizes m, reporting whether the result is a new map.
+func jsonMap(m map[string]any) (map[string]any, bool, error) {
+	var out map[string]any // nil until a value differs
+	for k, v := range m {
+		jv, changed, err := jsonValue(v)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", k, err)
+		}
+		if changed && out == nil {
+			out = maps.Clone(m)
+		}
+		if out != nil && changed {
+			out[k] = jv
+		}
+	}
+	if out == nil {
+		return m, false, nil
+	}
+	return out, true, nil
+}
+
+// jsonValue normalizes v, reporting whether the result differs from v.
+func jsonValue(v any) (any, bool, error) {
 	switch v := v.(type) {
 	case nil, string, bool:
-		return v, nil
+		return v, false, nil
 	case float64:
-		if _, err := json.Marshal(v); err != nil { // NaN and infinities
-			return nil, err
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, false, fmt.Errorf("unsupported value: %v", v)
 		}
-		return v, nil
+		return v, false, nil
 	case map[string]any:
 		if v == nil {
-			return nil, nil
+			return nil, true, nil
 		}
-		return jsonObject(v)
+		return jsonMap(v)
 	case Config:
 		if v == nil {
-			return nil, nil
+			return nil, true, nil
 		}
-		return jsonObject(v)
+		m, _, err := jsonMap(v)
+		return m, true, err // a map[string]any now
 	case []any:
 		if v == nil {
-			return nil, nil
+			return nil, true, nil
 		}
-		out := make([]any, len(v))
+		var out []any // nil until an element differs
 		for i, e := range v {
-			je, err := jsonValue(e)
+			je, changed, err := jsonValue(e)
 			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
+				return nil, false, fmt.Errorf("[%d]: %w", i, err)
 			}
-			out[i] = je
+			if changed && out == nil {
+				out = slices.Clone(v)
+			}
+			if out != nil && changed {
+				out[i] = je
+			}
 		}
-		return out, nil
+		if out == nil {
+			return v, false, nil
+		}
+		return out, true, nil
 	case int:
-		return float64(v), nil
+		return float64(v), true, nil
 	case int32:
-		return float64(v), nil
+		return float64(v), true, nil
 	case int64:
-		return float64(v), nil
+		return float64(v), true, nil
 	default:
 		data, err := json.Marshal(v)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		var out any
 		if err := json.Unmarshal(data, &out); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return out, nil
+		return out, true, nil
 	}
+}
+
+// jsonEqual reports whether a and b are deeply equal, comparing JSON values
+// without reflection, and falling back on reflect.DeepEqual for others.
+func jsonEqual(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && a == b
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		return ok && objectsEqual(a, b)
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func objectsEqual(a, b map[string]any) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok || !jsonEqual(av, bv) {
+			return false
+		}
+	}
+	return true
 }

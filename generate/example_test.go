@@ -139,3 +139,19 @@ func Example() {
 	//         name: web
 	// Run returned <nil>
 }
+
+func ExampleObjectID() {
+	fmt.Println(generate.ObjectID(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"namespace": "shop", "name": "web"},
+	}))
+	fmt.Println(generate.ObjectID(map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "shop"},
+	}))
+	fmt.Printf("%q\n", generate.ObjectID(map[string]any{"kind": "ConfigMap"}))
+	// Output:
+	// apps/v1:Deployment:shop:web
+	// v1:Namespace:shop
+	// ""
+}

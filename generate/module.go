@@ -16,12 +16,15 @@ const WorkloadModule = "workload"
 //
 // Generate must be a pure function of its request: the translator calls it
 // again only when the request would change, and relies on equal requests
-// giving equal responses (no random passwords, no clocks). It owns req, which
-// shares no memory with anything else, and may keep or change it; the
-// Response it returns is copied, and may be reused afterwards. It runs on the
-// translator's goroutine, one call at a time, with Run's context. An error,
-// or a panic, fails the whole application: its last good resources stay
-// published, and the failure is reported naming the module.
+// giving equal responses (no random passwords, no clocks). The
+// configurations in req are the generator's own copies, to keep or change;
+// the objects of req.WorkloadResources are shared with the translator and
+// the other generators, and MUST NOT be changed. The Response, and what it
+// reaches, belongs to the translator once returned: the generator must not
+// change it afterwards. Generate runs on the translator's goroutine, one
+// call at a time, with Run's context. An error, or a panic, fails the whole
+// application: its last good resources stay published, and the failure is
+// reported naming the module.
 type Generator interface {
 	Generate(ctx context.Context, req Request) (Response, error)
 }

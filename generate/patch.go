@@ -2,8 +2,6 @@ package generate
 
 import (
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
 	"strings"
 )
@@ -91,33 +89,53 @@ func normalizePatch(p Patcher) (patch, error) {
 	return n, nil
 }
 
-// A claim is one key that a generator's patches set: where in the workload,
-// what to call it in an error, and the value.
+// A claim is one key that a generator's patches set: where in the
+// workload, what kind of key it is (and its name, for the typed parts of a
+// Patcher), and the value.
 type claim struct {
 	module string
 	path   []string
-	key    string
+	kind   string // "label", "annotation", "pod label", "pod annotation", "environment variable" or "field"
+	name   string // the label's, annotation's or variable's name
 	value  any
 }
 
-// claims lists the keys that module's patches set, in the order they
-// apply; a key set again by a later patch of the same module keeps its
-// place and takes the later value.
+// key says what the claim sets, for an error message.
+func (c claim) key() string {
+	if c.kind == "field" {
+		return "field " + strings.Join(c.path, ".")
+	}
+	return fmt.Sprintf("%s %q", c.kind, c.name)
+}
+
+// claims lists the keys that module's patches set. A key set again by a
+// later patch of the same module takes the later value.
 func claims(module string, patches []patch) []claim {
 	var out []claim
 	at := make(map[string]int) // path → index in out
-	add := func(path []string, key string, value any) {
+	add := func(path []string, kind, name string, value any) {
 		id := strings.Join(path, "\x00")
 		if i, ok := at[id]; ok {
 			out[i].value = value
 			return
 		}
 		at[id] = len(out)
-		out = append(out, claim{module: module, path: path, key: key, value: value})
+		out = append(out, claim{module: module, path: path, kind: kind, name: name, value: value})
 	}
-	strs := func(base []string, what string, m map[string]string) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			add(append(slices.Clip(base), k), fmt.Sprintf("%s %q", what, k), m[k])
+	strs := func(base []string, kind string, m map[string]string) {
+		for k, v := range m {
+			add(append(slices.Clip(base), k), kind, k, v)
+		}
+	}
+	var walk func(prefix []string, m map[string]any)
+	walk = func(prefix []string, m map[string]any) {
+		for k, v := range m {
+			path := append(slices.Clip(prefix), k)
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+				walk(path, sub)
+				continue
+			}
+			add(path, "field", "", v)
 		}
 	}
 	for _, p := range patches {
@@ -133,26 +151,15 @@ func claims(module string, patches []patch) []claim {
 			}
 			// No merge patch can address a variable inside the
 			// containers array; the path only has to lie within it.
-			add(append(slices.Clip(containersPath), "[*]", "env", name), fmt.Sprintf("environment variable %q", name), value)
-		}
-		var walk func(prefix []string, m map[string]any)
-		walk = func(prefix []string, m map[string]any) {
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				path := append(slices.Clip(prefix), k)
-				if sub, ok := m[k].(map[string]any); ok && len(sub) > 0 {
-					walk(path, sub)
-					continue
-				}
-				add(path, "field "+strings.Join(path, "."), m[k])
-			}
+			add(append(slices.Clip(containersPath), "[*]", "env", name), "environment variable", name, value)
 		}
 		walk(nil, p.merge)
 	}
 	return out
 }
 
-// conflicts returns the conflicts between claims of different modules, in
-// the order of the claims.
+// conflicts returns the conflicts between claims of different modules,
+// each naming the module that ran first first, sorted by their text.
 func conflicts(cs []claim) []error {
 	var errs []error
 	for i, a := range cs {
@@ -162,11 +169,12 @@ func conflicts(cs []claim) []error {
 			}
 			errs = append(errs, &ConflictError{
 				Generators: [2]string{a.module, b.module},
-				Keys:       [2]string{a.key, b.key},
+				Keys:       [2]string{a.key(), b.key()},
 				Values:     [2]any{a.value, b.value},
 			})
 		}
 	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
 }
 
@@ -177,7 +185,7 @@ func conflicts(cs []claim) []error {
 func clash(a, b claim) bool {
 	switch {
 	case slices.Equal(a.path, b.path):
-		return !reflect.DeepEqual(a.value, b.value)
+		return !jsonEqual(a.value, b.value)
 	case hasPrefix(b.path, a.path):
 		return !isEmptyObject(a.value)
 	case hasPrefix(a.path, b.path):

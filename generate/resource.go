@@ -35,6 +35,14 @@ func (r Resource) DeepCopy() Resource {
 	return r
 }
 
+// Equal reports whether r and o are the same resource: equal IDs, Workload
+// marks and objects. It compares JSON values without reflection, which
+// makes telling a regenerated resource from the published one cheap; other
+// values in an object are compared with reflect.DeepEqual.
+func (r Resource) Equal(o Resource) bool {
+	return r.ID == o.ID && r.Workload == o.Workload && objectsEqual(r.Object, o.Object)
+}
+
 // Key is the key of a published resource: the application's key in the
 // translator's input, and the resource's ID.
 type Key[K comparable] struct {
