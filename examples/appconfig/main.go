@@ -90,6 +90,10 @@ type options struct {
 	once     bool
 	log      *slog.Logger
 	debounce time.Duration // the file provider's; zero: its default
+
+	// wrap, if set, wraps each generator, named by its module: benchmarks
+	// count the calls.
+	wrap func(module string, g generate.Generator) generate.Generator
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) error {
@@ -164,11 +168,16 @@ func newPipeline(o options) *pipeline {
 
 	p.apps = translator.Derive("apps", configs, toApp, translator.WithLogger(o.log))
 	p.spaces = translator.Derive("workspaces", workspaces, toWorkspace, translator.WithLogger(o.log))
+	wrap := o.wrap
+	if wrap == nil {
+		wrap = func(_ string, g generate.Generator) generate.Generator { return g }
+	}
 	gopts := []generate.Option{generate.WithLogger(o.log)}
 	for _, m := range slices.Sorted(maps.Keys(modules)) {
-		gopts = append(gopts, generate.WithGenerator(m, modules[m]))
+		gopts = append(gopts, generate.WithGenerator(m, wrap(m, modules[m])))
 	}
-	p.resources = generate.New("generate", p.apps.Output(), p.spaces.Output(), generate.GeneratorFunc(workloadGenerator), gopts...)
+	workload := wrap(generate.WorkloadModule, generate.GeneratorFunc(workloadGenerator))
+	p.resources = generate.New("generate", p.apps.Output(), p.spaces.Output(), workload, gopts...)
 	p.files = translator.GroupBy("render", p.resources.Output(), byApp, render, translator.WithLogger(o.log))
 	p.writer = newWriter(o.out, p.files.Output(), o.log)
 	return p

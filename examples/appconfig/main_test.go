@@ -257,7 +257,7 @@ func copyDir(t *testing.T, from, to string) {
 
 // editFile writes a file as an editor does: through a temporary file and
 // a rename.
-func editFile(t *testing.T, path, content string) {
+func editFile(t testing.TB, path, content string) {
 	t.Helper()
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
 	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
