@@ -114,8 +114,7 @@ type Generation[K comparable] struct {
 func (g *Generation[K]) Name() string { return g.name }
 
 // Output returns the read-only view of the map the translator writes: every
-// application's resources, keyed by application and resource ID. Its values
-// are shared and must not be mutated (see watchable.State).
+// application's resources, keyed by application and resource ID.
 func (g *Generation[K]) Output() watchable.View[Key[K], Resource] { return g.derive.Output() }
 
 // Ready returns the output's Initialized channel: it is closed once the
