@@ -6,8 +6,8 @@
 // annotations) rather than editing it. It writes one YAML file per
 // application, and rewrites it whenever the application's inputs change.
 //
-//	go run ./examples/appconfig -in examples/appconfig/testdata/in -out /tmp/out
-//	go run ./examples/appconfig -in examples/appconfig/testdata/in -out /tmp/out -once
+//	go run ./examples/appconfig -in examples/appconfig/testdata/in -out generated
+//	go run ./examples/appconfig -in examples/appconfig/testdata/in -out generated -once
 //
 // The input directory holds YAML documents of two kinds, in any files:
 //
