@@ -15,14 +15,16 @@ import (
 func TestFollowsChanges(t *testing.T) {
 	in, out := t.TempDir(), t.TempDir()
 	copyDir(t, "testdata/in", in)
-	editFile(t, filepath.Join(out, "left-over.yaml"), "kind: Stale\n")
+	editFile(t, filepath.Join(out, "gone_app.yaml"), header+" from AppConfiguration gone/app. Do not edit.\n")
+	editFile(t, filepath.Join(out, "mine.yaml"), "kind: NotGenerated\n")
 	editFile(t, filepath.Join(out, "notes.txt"), "not ours\n")
 
 	p := start(t, in, out)
 	waitWrites(t, p, map[string]int{"blog_site.yaml": 1, "shop_web.yaml": 1, "shop_worker.yaml": 1})
-	if got, want := files(t, out), []string{"blog_site.yaml", "notes.txt", "shop_web.yaml", "shop_worker.yaml"}; strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := files(t, out), []string{"blog_site.yaml", "mine.yaml", "notes.txt", "shop_web.yaml", "shop_worker.yaml"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("files %q, want %q", got, want)
 	}
+	os.Remove(filepath.Join(out, "mine.yaml"))
 	os.Remove(filepath.Join(out, "notes.txt"))
 	compareDirs(t, "testdata/golden", out)
 	mtimes := modTimes(t, out)

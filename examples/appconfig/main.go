@@ -31,8 +31,9 @@
 //	    prometheus: {interval: 15s}
 //
 // The output directory gets one file per application, named
-// <namespace>_<name>.yaml. It belongs to appconfig: other .yaml files in it
-// are removed. Files are written atomically (a temporary file renamed over
+// <namespace>_<name>.yaml; the file of an application that is gone is
+// removed, and files that appconfig did not generate are left alone. Files
+// are written atomically (a temporary file renamed over
 // the old one) and only when their content changes, so a tool watching the
 // directory sees exactly the applications that changed.
 //
@@ -113,6 +114,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: appconfig -in DIR -out DIR [-once]")
 		flags.PrintDefaults()
 		return errUsage
+	}
+	// A mistyped -in would read as no applications at all, and have
+	// their files removed.
+	if info, err := os.Stat(o.in); err != nil || !info.IsDir() {
+		return fmt.Errorf("-in %s: not a directory", o.in)
 	}
 	if same(o.in, o.out) {
 		return fmt.Errorf("-in and -out are the same directory, %s", o.in)

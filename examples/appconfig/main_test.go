@@ -119,6 +119,9 @@ func TestUsage(t *testing.T) {
 	if err := run(t.Context(), []string{"-in", dir, "-out", dir + "/."}, &stderr); err == nil || !strings.Contains(err.Error(), "same directory") {
 		t.Errorf("run with -in and -out the same: %v", err)
 	}
+	if err := run(t.Context(), []string{"-in", dir + "/missing", "-out", dir}, &stderr); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("run with a missing -in: %v", err)
+	}
 }
 
 // start runs a pipeline that follows in until the test ends, and waits until

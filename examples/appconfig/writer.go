@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -21,8 +22,9 @@ import (
 // files (named by fileName). A file is written only when its content
 // differs from what is on disk, atomically: to a temporary file in the same
 // directory, then renamed over the old one, so a reader never sees half a
-// file. The directory's other .yaml files are removed: it belongs to the
-// writer.
+// file. Files that an earlier run generated (they start with the header
+// render writes) for applications that are gone are removed; other files
+// are left alone.
 //
 // Nothing is written until files is initialized, so that a partial picture
 // never removes the file of an application that is merely not generated
@@ -135,8 +137,8 @@ func (w *writer) Run(ctx context.Context) error {
 	return nil
 }
 
-// removeStale removes the .yaml files of the directory that are not in
-// keep, and temporary files that a crash may have left behind.
+// removeStale removes the generated .yaml files of the directory that are
+// not in keep, and temporary files that a crash may have left behind.
 func (w *writer) removeStale(ctx context.Context, keep map[string]bool, changes map[string]int) {
 	entries, err := os.ReadDir(w.dir)
 	if err != nil {
@@ -145,7 +147,7 @@ func (w *writer) removeStale(ctx context.Context, keep map[string]bool, changes 
 	}
 	for _, e := range entries {
 		name := e.Name()
-		stale := strings.HasSuffix(name, ".yaml") && !keep[name] && !strings.HasPrefix(name, ".")
+		stale := strings.HasSuffix(name, ".yaml") && !keep[name] && !strings.HasPrefix(name, ".") && generated(filepath.Join(w.dir, name))
 		temp := strings.HasPrefix(name, ".") && strings.Contains(name, ".yaml.tmp-")
 		if e.IsDir() || !stale && !temp {
 			continue
@@ -160,6 +162,19 @@ func (w *writer) removeStale(ctx context.Context, keep map[string]bool, changes 
 			changes[name] = -1
 		}
 	}
+}
+
+// generated reports whether the file at path starts with the header that
+// render writes.
+func generated(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, len(header))
+	_, err = io.ReadFull(f, buf)
+	return err == nil && string(buf) == header
 }
 
 // writeFile makes path hold content, atomically, and reports whether it
