@@ -26,13 +26,6 @@ type App struct {
 	Accessories map[string]Config `json:"accessories,omitempty"`
 }
 
-// DeepCopy returns a copy of a that shares no memory with it.
-func (a App) DeepCopy() App {
-	a.Workload = a.Workload.DeepCopy()
-	a.Accessories = copyConfigs(a.Accessories)
-	return a
-}
-
 // Workspace is what the platform configures for the applications that
 // name it: Kusion's workspace.
 type Workspace struct {
@@ -45,22 +38,4 @@ type Workspace struct {
 	// how resources are applied), given to every generator as
 	// Request.RuntimeConfig.
 	Runtime Config `json:"runtime,omitempty"`
-}
-
-// DeepCopy returns a copy of w that shares no memory with it.
-func (w Workspace) DeepCopy() Workspace {
-	w.Modules = copyConfigs(w.Modules)
-	w.Runtime = w.Runtime.DeepCopy()
-	return w
-}
-
-func copyConfigs(m map[string]Config) map[string]Config {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]Config, len(m))
-	for k, c := range m {
-		out[k] = c.DeepCopy()
-	}
-	return out
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -64,48 +62,6 @@ type Port struct {
 type WorkspaceSpec struct {
 	Modules  map[string]generate.Config `json:"modules,omitempty"`
 	Runtimes generate.Config            `json:"runtimes,omitempty"`
-}
-
-// The DeepCopy methods let the file provider store the documents (see
-// watchable.DeepCopy).
-
-// DeepCopy returns a copy of s that shares no memory with it.
-func (s AppSpec) DeepCopy() AppSpec {
-	s.Workload = s.Workload.DeepCopy()
-	if s.Accessories != nil {
-		a := make(map[string]generate.Config, len(s.Accessories))
-		for k, c := range s.Accessories {
-			a[k] = c.DeepCopy()
-		}
-		s.Accessories = a
-	}
-	return s
-}
-
-// DeepCopy returns a copy of w that shares no memory with it.
-func (w Workload) DeepCopy() Workload {
-	if w.Replicas != nil {
-		r := *w.Replicas
-		w.Replicas = &r
-	}
-	if w.Containers != nil {
-		cs := make(map[string]Container, len(w.Containers))
-		for k, c := range w.Containers {
-			c.Command = slices.Clone(c.Command)
-			c.Args = slices.Clone(c.Args)
-			c.Env = maps.Clone(c.Env)
-			cs[k] = c
-		}
-		w.Containers = cs
-	}
-	w.Ports = slices.Clone(w.Ports)
-	return w
-}
-
-// DeepCopy returns a copy of s that shares no memory with it.
-func (s WorkspaceSpec) DeepCopy() WorkspaceSpec {
-	w := generate.Workspace{Modules: s.Modules, Runtime: s.Runtimes}.DeepCopy()
-	return WorkspaceSpec{Modules: w.Modules, Runtimes: w.Runtime}
 }
 
 // defaultWorkspace is the workspace of applications that name none.
