@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchyard-go/switchyard/provider/registry"
+	"github.com/switchyard-go/switchyard/provider/registry/client"
+)
+
+// buildPipeline builds the binary once per test.
+func buildPipeline(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "pipeline")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a pipeline binary run by a test, its output lines kept.
+type process struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan error
+
+	mu    sync.Mutex
+	lines []string
+	more  chan struct{} // closed and replaced at each line
+}
+
+// startProcess runs bin with args and the token in its environment, and
+// kills it when the test ends if it is still running.
+func startProcess(t *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{t: t, name: name, cmd: exec.Command(bin, args...), stderr: newSyncBuffer(), exited: make(chan error, 1), more: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN="+testToken)
+	p.cmd.Stderr = p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			close(p.more)
+			p.more = make(chan struct{})
+			p.mu.Unlock()
+		}
+		p.exited <- p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// waitLine waits for an output line matching re and returns it.
+func (p *process) waitLine(re string) string {
+	p.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.After(60 * time.Second)
+	for seen := 0; ; {
+		p.mu.Lock()
+		lines, more := p.lines, p.more
+		p.mu.Unlock()
+		for ; seen < len(lines); seen++ {
+			if rx.MatchString(lines[seen]) {
+				return lines[seen]
+			}
+		}
+		select {
+		case <-more:
+		case err := <-p.exited:
+			p.t.Fatalf("%s exited (%v) before printing %q; output:\n%s\nstderr:\n%s", p.name, err, re, strings.Join(lines, "\n"), p.stderr.String())
+		case <-deadline:
+			p.t.Fatalf("%s: no line %q after 60s; output:\n%s\nstderr:\n%s", p.name, re, strings.Join(lines, "\n"), p.stderr.String())
+		}
+	}
+}
+
+// stop signals the process and checks that it exits with code 0.
+func (p *process) stop(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			p.t.Errorf("%s: exit after %v: %v\nstderr:\n%s", p.name, sig, err, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		p.t.Fatalf("%s still running 30s after %v", p.name, sig)
+	}
+}
+
+// kill kills the process, as a crash would.
+func (p *process) kill() {
+	p.t.Helper()
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// TestTwoPipelines runs the deployment of the design with the real
+// binary: one pipeline as the controller, one as its gateway
+// (-registry-url). A backend registered with the controller is routed by
+// the gateway; the controller killed, the gateway keeps routing what it
+// knew; the controller restarted (empty), the gateway answers 503 naming
+// the service until the backend registers again, then routes again,
+// without being restarted.
+func TestTwoPipelines(t *testing.T) {
+	bin := buildPipeline(t)
+	ctlAddr, gwAddr, gwControl := freeAddr(t), freeAddr(t), freeAddr(t)
+	controllerArgs := []string{"-gateway-addr", freeAddr(t), "-control-addr", ctlAddr, "-demo=false", "-lease", "1s", "-log-level", "warn"}
+	ctl := startProcess(t, "controller", bin, controllerArgs...)
+	ctl.waitLine("switchyard pipeline ready")
+	controller := "http://" + ctlAddr
+
+	gw := startProcess(t, "gateway", bin, "-registry-url", controller, "-gateway-addr", gwAddr, "-control-addr", gwControl,
+		"-demo=false", "-log-level", "warn")
+	ready := gw.waitLine(`registry +remote controller`)
+	if !strings.Contains(ready, controller) || !strings.Contains(ready, "instance ") {
+		t.Errorf("banner line %q: want the controller and the gateway's instance", ready)
+	}
+
+	// A backend of "inventory" (a route of the embedded configuration)
+	// registers with the controller over HTTP.
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"backend": "inventory-1", "path": r.URL.Path})
+	}))
+	defer backend.Close()
+	host, port := hostPort(t, backend)
+	reg := registry.Registration{ServiceID: "inventory", Protocol: "http", Address: host, Port: port}
+	registerBackend := func() (stop func()) {
+		r, err := client.NewRegistrar(controller, reg, client.WithToken(testToken),
+			client.WithBackoff(client.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stopBackend := registerBackend()
+
+	routed := func(r httpReply) bool { return r.status == 200 && r.body["backend"] == "inventory-1" }
+	r := waitGET(t, "http://"+gwAddr+"/inventory/items", "routed through the gateway", routed)
+	if r.header.Get(HeaderSource) != "discovery" || r.body["path"] != "/items" {
+		t.Errorf("GET /inventory/items: %v, source %s", r.body, r.header.Get(HeaderSource))
+	}
+
+	// The controller dies: the gateway keeps routing to what it knew.
+	ctl.kill()
+	if r := getOnce(t, "http://"+gwAddr+"/inventory/items"); !routed(r) {
+		t.Errorf("with the controller down: %d %v, want the backend still routed", r.status, r.body)
+	}
+
+	// The backend is gone too when the controller comes back, empty: the
+	// gateway follows the controller and answers 503 naming the service.
+	stopBackend()
+	ctl = startProcess(t, "controller (restarted)", bin, controllerArgs...)
+	ctl.waitLine("switchyard pipeline ready")
+	r = waitGET(t, "http://"+gwAddr+"/inventory/items", "503 once the gateway follows the restarted controller", func(r httpReply) bool {
+		return r.status == 503
+	})
+	if r.body["serviceId"] != "inventory" {
+		t.Errorf("503 body %v, want it to name inventory", r.body)
+	}
+	// The gateway registered itself again with the new controller.
+	waitGET(t, controller+"/v1/discovery?serviceId=gateway", "the gateway registered again", func(r httpReply) bool {
+		nodes, _ := r.body["nodes"].([]any)
+		return r.status == 200 && len(nodes) == 1
+	})
+
+	// The backend registers again: routed again, the gateway untouched.
+	registerBackend()
+	waitGET(t, "http://"+gwAddr+"/inventory/items", "routed again", routed)
+
+	gw.stop(syscall.SIGTERM)
+	ctl.stop(syscall.SIGTERM)
+}
+
+type httpReply struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func getOnce(t *testing.T, url string) httpReply {
+	t.Helper()
+	code, h, raw := fetch(t, url)
+	r := httpReply{status: code, header: h}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// waitGET retries GET url until ok accepts the reply.
+func waitGET(t *testing.T, url, what string, ok func(httpReply) bool) httpReply {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := getOnce(t, url)
+		if ok(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: GET %s still answers %d %v after 60s", what, url, r.status, r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
