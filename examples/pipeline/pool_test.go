@@ -25,7 +25,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func hostPort(t *testing.T, s *httptest.Server) (string, int) {
+func hostPort(t testing.TB, s *httptest.Server) (string, int) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(s.Listener.Addr().String())
 	if err != nil {

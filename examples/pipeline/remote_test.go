@@ -22,7 +22,7 @@ spec: {pathPrefix: /petstore, serviceId: petstore, stripPrefix: true}
 
 // startGatewayOf runs a pipeline that uses the controller at url, with the
 // routes of remoteRoutes, and waits until it is ready.
-func startGatewayOf(t *testing.T, url string, configure func(*config)) *e2e {
+func startGatewayOf(t testing.TB, url string, configure func(*config)) *e2e {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "routes.yaml"), []byte(remoteRoutes), 0o644); err != nil {
