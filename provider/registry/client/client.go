@@ -357,9 +357,14 @@ func (c *Client) serve(ctx context.Context, firstDeadline time.Time, failures *i
 	}()
 	c.track.up(id)
 	c.markRegistered()
+	if *failures > 0 {
+		// At the level of the warning that said it was lost.
+		c.log.Warn("registry client: connected to the controller again", "instance", id, "services", len(subs), "failures", *failures)
+	} else {
+		c.log.Info("registry client: connected to the controller", "instance", id, "services", len(subs))
+	}
 	*failures = 0
 	runner.HealthOf(ctx).Report("controller", nil)
-	c.log.Info("registry client: connected to the controller", "instance", id, "services", len(subs))
 
 	ping := time.NewTicker(c.cfg.keepAlive)
 	defer ping.Stop()

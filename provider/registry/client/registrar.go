@@ -194,6 +194,9 @@ func (r *Registrar) Run(ctx context.Context) error {
 				wait = min(wait, max(time.Until(firstDeadline), 0))
 			}
 		} else {
+			if failures > 0 {
+				r.log.Warn("registry client: the controller answers again", "instance", r.RuntimeInstanceID(), "failures", failures)
+			}
 			if failures > 0 || !r.track.status().Connected {
 				runner.HealthOf(ctx).Report("controller", nil)
 			}

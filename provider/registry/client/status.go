@@ -52,7 +52,7 @@ func newTracker(cfg config, controller endpoint) (*tracker, error) {
 	t.connected = prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_registry_client_connected", ConstLabels: labels,
 		Help: "1 while the client is connected to its controller (and registered, when it registers), else 0."})
 	t.reconnect = prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_registry_client_reconnects_total", ConstLabels: labels,
-		Help: "Connections (or registrations over HTTP) after the first."})
+		Help: "Times the link to the controller came back after a failure."})
 	t.errs = prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_registry_client_errors_total", ConstLabels: labels,
 		Help: "Failed attempts to connect, register, heartbeat, and connections lost."})
 	t.lastErr = prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_registry_client_last_error_timestamp_seconds", ConstLabels: labels,

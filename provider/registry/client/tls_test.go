@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -146,8 +147,7 @@ func TestTLS(t *testing.T) {
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
 			url, _ := startTLSController(t, tt.cert)
-			opts := []client.Option{client.WithToken(testToken), quiet(t), fast, client.WithRegistration(gateway),
-				client.WithStartOnRegistryFailure(false), client.WithInitialWait(200 * time.Millisecond)}
+			opts := []client.Option{client.WithToken(testToken), quiet(t), fast, client.WithRegistration(gateway)}
 			if tt.cfg != nil {
 				opts = append(opts, client.WithTLSConfig(tt.cfg))
 			}
@@ -155,11 +155,14 @@ func TestTLS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-			defer cancel()
-			err = c.Run(ctx)
-			if err == nil || ctx.Err() != nil || !contains(err.Error(), "x509") || !contains(err.Error(), tt.want) {
-				t.Errorf("Run = %v, want a certificate error mentioning %q", err, tt.want)
+			run(t, c)
+			// It keeps trying, and failing, saying why.
+			eventually(t, "a certificate error reported", func() bool {
+				st := c.Status()
+				return contains(st.LastError, "x509") && contains(st.LastError, tt.want)
+			}, func() string { return fmt.Sprintf("status %+v", c.Status()) })
+			if c.Status().Connected || c.RuntimeInstanceID() != "" {
+				t.Errorf("connected through a certificate it must refuse: %+v", c.Status())
 			}
 		})
 	}
