@@ -1,9 +1,6 @@
 package runner
 
-import (
-	"maps"
-	"time"
-)
+import "time"
 
 // Phase is the stage of a runner's lifetime.
 type Phase string
@@ -41,10 +38,4 @@ type Status struct {
 	Problems map[string]string `json:"problems,omitempty"`
 	// Since is when the runner entered Phase.
 	Since time.Time `json:"since"`
-}
-
-// DeepCopy returns a copy of s that shares no memory with it.
-func (s Status) DeepCopy() Status {
-	s.Problems = maps.Clone(s.Problems)
-	return s
 }

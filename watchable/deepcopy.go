@@ -1,9 +1,8 @@
 package watchable
 
 import (
-	"fmt"
 	"reflect"
-	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -19,50 +18,134 @@ type Equaler[T any] interface {
 	Equal(T) bool
 }
 
-// DeepCopy returns a copy of v that shares no mutable memory with it.
-// It decides how in this order:
+// DeepCopy returns a copy of v that shares no mutable memory with it: no
+// change made through one can be seen through the other.
 //
-//   - a DeepCopy() T method (DeepCopier[T]) is called;
-//   - a proto.Message is copied with proto.Clone;
-//   - a value whose type holds no pointers, slices, maps, channels, functions
-//     or interfaces (numbers, strings, and arrays and structs of those) is
-//     copied by assignment;
-//   - a value whose pointer has a DeepCopy() *T method, as deepcopy-gen
-//     writes for Kubernetes types, is copied through it.
+// Any value a program keeps as data can be copied: numbers, strings,
+// structs, arrays, slices, maps and pointers to any of these, nested to any
+// depth, values held in interfaces, and the standard types listed below. How
+// values of a type are copied is decided once per type, by the first rule
+// that applies to it; the rules apply again to each part:
 //
-// When T is an interface type, the same rules apply to the dynamic type of
-// v, and a DeepCopy method of the dynamic type counts when its result can be
-// held in a T (so a *Pod in a runtime.Object is copied with Pod's DeepCopy).
+//   - A value that holds no references, or only references to immutable
+//     values, is copied by assignment, whatever its methods: numbers,
+//     booleans, strings, and arrays and structs of them (unexported fields
+//     included), and these immutable standard types, which are shared
+//     rather than copied: time.Time, time.Location and *time.Location,
+//     netip.Addr, netip.Prefix and netip.AddrPort, unique.Handle,
+//     *regexp.Regexp (whose Longest must be called before it is stored),
+//     reflect.Type, and whatever an interface of type error holds (errors
+//     are immutable by convention and compared by identity, so a copy of
+//     io.EOF is still io.EOF).
+//   - math/big's Int, Rat and Float, which are not immutable, are copied
+//     with Set (Copy, for a Float).
+//   - A type's own DeepCopy method, wherever the type occurs: DeepCopy() T
+//     on T, or DeepCopy() *T on *T as deepcopy-gen writes for Kubernetes
+//     types. A proto.Message is copied with proto.Clone.
+//   - Pointers, slices, maps, arrays and structs are copied part by part.
+//     A nil pointer, slice or map stays nil and an empty one stays empty;
+//     a copied slice's capacity is its length.
+//   - An interface's value is copied by its dynamic type. A DeepCopy method
+//     of the dynamic type also counts when its result, of another type,
+//     can be held in the interface (DeepCopy() Shape on *Rect, held in a
+//     Shape).
 //
-// Nil pointers and nil interfaces are returned as they are. Any other value
-// cannot be copied safely, and DeepCopy panics with a message naming its type
-// and the part of it that holds a reference, rather than silently sharing
-// memory. A Map therefore rejects such a type on its first Store.
+// DeepCopy refuses what it cannot copy safely, and panics naming the type
+// and the path to the part, as in
 //
-// How a type is copied is worked out once per type and remembered, so
-// DeepCopy of a value without references costs a lookup and an assignment.
-// DeepCopy is safe for concurrent use.
+//	watchable: cannot deep-copy *main.Service: field .Hooks[].Fn is a func
+//
+// It refuses funcs, channels and unsafe.Pointers; locks (sync.Mutex, and
+// whatever else go vet's copylocks check protects), which an assignment
+// would copy in whatever state they are in; unexported fields of standard
+// library types that hold a pointer, slice, map or interface (only their
+// type's own code knows whether such memory is owned, shared, or an
+// identity, as in a bytes.Buffer or an os.File: give the type holding it a
+// DeepCopy method, or use an allow-listed type) — the unexported fields of
+// the program's own types, and of other modules' types, are copied like
+// exported ones; map keys that hold references, which a copy would turn
+// into different keys; proto messages held by value; and cyclic values (see
+// below). A type is refused whatever the value, even nil or empty, so a Map
+// refuses one at its first Store, before changing anything. Only the
+// dynamic values of interfaces, and cycles, are checked as they are met.
+//
+// DeepCopy copies a tree: a pointer reached twice within v is copied twice,
+// so the parts of the copy do not share what the parts of v share. A value
+// whose references lead back into itself (a cycle) has no tree to copy and
+// is refused; values however deep but without cycles are copied.
+//
+// The decisions for a type are made with reflection once, and remembered
+// as a plan that copies values without reflection where it can: a plain
+// struct costs about what a hand-written DeepCopy does, and a value that
+// needs no copying costs a lookup. A DeepCopy method met below the top level
+// is called through reflection, a few hundred nanoseconds a call. DeepCopy
+// is safe for concurrent use.
 func DeepCopy[T any](v T) T {
-	info := infoOf[T]()
-	switch info.copy {
-	case byAssignment:
+	if scalar(reflect.TypeFor[T]()) {
+		return v // the most common case, without a lookup
+	}
+	p := planOf[T]()
+	if p.rootCopy == rootShallow {
 		return v
-	case byMethod:
-		if info.pointer && isNilPointer(v) {
+	}
+	return deepCopy(p, v)
+}
+
+// scalar reports whether t is a number, a boolean or a string.
+func scalar(t reflect.Type) bool {
+	k := t.Kind()
+	return k >= reflect.Bool && k <= reflect.Complex128 || k == reflect.String
+}
+
+// deepCopy copies v, of a type that needs copying, with its plan p.
+func deepCopy[T any](p *plan, v T) T {
+	switch p.rootCopy {
+	case rootRefused:
+		panic(p.refused.message(p.typ))
+	case rootMethod:
+		if p.typ.Kind() == reflect.Pointer && *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil {
 			return v
 		}
 		return any(v).(DeepCopier[T]).DeepCopy()
-	case byProto:
-		if isNilPointer(v) {
+	case rootPointerMethod:
+		return copyThroughPointer(v)
+	case rootProto:
+		if *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil {
 			return v
 		}
 		return proto.Clone(any(v).(proto.Message)).(T)
-	case byPointerMethod:
-		return copyThroughPointer(v)
-	case byDynamicType:
-		return copyDynamic(v)
+	case rootInterface:
+		return copyInterface(v)
+	case rootPointer:
+		q := *(*unsafe.Pointer)(unsafe.Pointer(&v))
+		if q == nil {
+			return v
+		}
+		n, r := p.clone(q, trail{})
+		if r != nil {
+			if r.cyclic {
+				_, again := p.clone(q, trackingTrail())
+				r = shortest(r, again)
+			}
+			panic(r.message(p.typ))
+		}
+		return *(*T)(unsafe.Pointer(&n))
 	}
-	panic(fmt.Sprintf("watchable: cannot deep-copy a value of type %v: it has no DeepCopy() method, is not a proto.Message, and %s", reflect.TypeFor[T](), info.why))
+	return copyInPlace(p, v)
+}
+
+// copyInPlace fixes a copy of v in place. It is a function of its own so
+// that only values copied this way escape to the heap.
+func copyInPlace[T any](p *plan, v T) T {
+	out := v
+	if r := p.fix(unsafe.Pointer(&out), trail{}); r != nil {
+		if r.cyclic {
+			again := v
+			r = shortest(r, p.fix(unsafe.Pointer(&again), trackingTrail()))
+		}
+		panic(r.message(p.typ))
+	}
+	return out
 }
 
 // copyThroughPointer copies v with the DeepCopy method of *T. It is a
@@ -71,8 +154,8 @@ func copyThroughPointer[T any](v T) T {
 	return *any(&v).(DeepCopier[*T]).DeepCopy()
 }
 
-// copyDynamic copies a value of interface type T by its dynamic type.
-func copyDynamic[T any](v T) T {
+// copyInterface copies a value of interface type T by its dynamic type.
+func copyInterface[T any](v T) T {
 	x := any(v)
 	switch c := x.(type) {
 	case nil:
@@ -88,62 +171,121 @@ func copyDynamic[T any](v T) T {
 		}
 		return proto.Clone(c).(T)
 	}
-	dt := reflect.TypeOf(x)
-	if referencePath(dt) == "" {
+	t := reflect.TypeFor[T]()
+	dp := dynPlanFor(t, reflect.TypeOf(x))
+	if dp.copy == nil {
+		if r := dp.refusal(); r != nil {
+			panic(r.message(t))
+		}
 		return v
 	}
-	static := reflect.TypeFor[T]()
-	if copyMethod(dt, static) {
-		if isNilPointer(x) {
-			return v
+	y, r := dp.copy(x, trail{})
+	if r != nil {
+		if r.cyclic {
+			_, again := dp.copy(x, trackingTrail())
+			r = shortest(r, again)
 		}
-		return reflect.ValueOf(x).MethodByName("DeepCopy").Call(nil)[0].Interface().(T)
+		panic(r.message(t))
 	}
-	if pt := reflect.PointerTo(dt); dt.Kind() != reflect.Pointer && copyMethod(pt, pt) {
-		p := reflect.New(dt)
-		p.Elem().Set(reflect.ValueOf(x))
-		return p.MethodByName("DeepCopy").Call(nil)[0].Elem().Interface().(T)
+	if y == nil {
+		var zero T
+		return zero
 	}
-	panic(fmt.Sprintf("watchable: cannot deep-copy a value of type %v held in a %v: it has no DeepCopy() method, is not a proto.Message, and %s", dt, static, referencePath(dt)))
+	return y.(T)
 }
 
-// copyMethod reports whether t has a method DeepCopy() R whose result can be
-// held in a to.
-func copyMethod(t, to reflect.Type) bool {
-	m, ok := t.MethodByName("DeepCopy")
-	return ok && m.Type.NumIn() == 1 && m.Type.NumOut() == 1 && m.Type.Out(0).AssignableTo(to)
+// shortest returns the refusal to report for a cycle: r was met only deep
+// into the value (see trackAfter), with a long path to show for it; again
+// is what copying the value once more, watching for cycles from the start,
+// met, and names the shortest path into the cycle.
+func shortest(r, again *refusal) *refusal {
+	if again != nil {
+		return again
+	}
+	return r
 }
 
-// DeepEqual reports whether a and b are equal, in this order:
+// DeepEqual reports whether a and b are equal. Like DeepCopy, it decides
+// per type, by the first rule that applies, and applies the rules again to
+// each part:
 //
 //   - proto messages are compared with proto.Equal;
-//   - an Equal(T) bool method (Equaler[T]) decides;
-//   - values of types without references are compared with ==;
-//   - anything else with reflect.DeepEqual.
+//   - an Equal method decides: Equal(T) bool on T, or Equal(*T) bool on *T;
+//     a nil pointer is equal only to a nil pointer, without a call;
+//   - the standard types are compared as their users expect: time.Time
+//     with its Equal method (the same instant in another location is not a
+//     change), locations by name, netip values, unique.Handle and
+//     reflect.Type with ==, a *regexp.Regexp by its source, math/big
+//     numbers with Cmp, and errors by dynamic type and message (a failure
+//     reported again is not a change);
+//   - numbers, strings and booleans with == (so NaN is not equal to
+//     itself);
+//   - pointers are equal when they point to equal values; slices and arrays
+//     when their elements are equal; maps when they have the same keys,
+//     with equal values; structs when their fields are equal (blank fields
+//     aside, unexported ones included);
+//   - interfaces are equal when they hold equal values of the same dynamic
+//     type; a method Equal(I) bool of the dynamic type, taking the
+//     interface type I, also counts;
+//   - funcs are equal only when both are nil; channels and unsafe.Pointers
+//     with ==.
 //
-// When T is an interface type, values of different dynamic types are not
-// equal, and the rules apply to the dynamic type (but an Equal method counts
-// only if it takes a T). DeepEqual is safe for concurrent use.
+// A nil slice or map is not equal to an empty one, as with
+// reflect.DeepEqual: the two marshal differently (null and [] in JSON), so
+// a subscriber may tell them apart, while a source read again yields the
+// same one, so the difference is no source of spurious changes. Values
+// whose references lead back into themselves are compared in finite time.
+//
+// Like DeepCopy's, its plans compare without reflection where they can; an
+// Equal method met below the top level is called through reflection.
+// DeepEqual panics only if an Equal method does. It is safe for concurrent
+// use.
 func DeepEqual[T any](a, b T) bool {
-	info := infoOf[T]()
-	switch info.equal {
-	case equalOperator:
+	if scalar(reflect.TypeFor[T]()) && reflect.TypeFor[*T]().NumMethod() == 0 {
+		return any(a) == any(b) // the most common case, without a lookup; *T's methods include T's
+	}
+	p := planOf[T]()
+	switch p.rootEq {
+	case rootOperator:
 		return any(a) == any(b)
-	case equalProto:
+	case rootEqProto:
 		return proto.Equal(any(a).(proto.Message), any(b).(proto.Message))
-	case equalMethod:
-		if info.pointer && (isNilPointer(a) || isNilPointer(b)) {
-			return isNilPointer(a) && isNilPointer(b)
+	case rootEqMethod:
+		if p.typ.Kind() == reflect.Pointer {
+			x, y := *(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b))
+			if x == nil || y == nil {
+				return x == y
+			}
 		}
 		return any(a).(Equaler[T]).Equal(b)
-	case equalDynamic:
-		return equalDynamically(a, b)
+	case rootEqPointer:
+		return p.eqPtr(*(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b)), eqTrail{})
+	case rootEqMap:
+		return p.eqMap(*(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b)))
+	case rootEqSlice:
+		return p.eqSlice(*(*sliceHeader)(unsafe.Pointer(&a)), *(*sliceHeader)(unsafe.Pointer(&b)), eqTrail{})
+	case rootEqIface:
+		return equalInterface(a, b)
+	case rootEqPointerMethod:
+		return equalThroughPointer(a, b)
 	}
-	return reflect.DeepEqual(a, b)
+	return equalInPlace(p, a, b)
 }
 
-// equalDynamically compares values of interface type T by their dynamic types.
-func equalDynamically[T any](a, b T) bool {
+// equalInPlace compares a and b where they are. It is a function of its own
+// so that only values compared this way escape to the heap.
+func equalInPlace[T any](p *plan, a, b T) bool {
+	return p.eq(unsafe.Pointer(&a), unsafe.Pointer(&b), eqTrail{})
+}
+
+// equalThroughPointer compares with the Equal method of *T.
+func equalThroughPointer[T any](a, b T) bool {
+	return any(&a).(Equaler[*T]).Equal(&b)
+}
+
+// equalInterface compares values of interface type T by their dynamic
+// types.
+func equalInterface[T any](a, b T) bool {
 	x, y := any(a), any(b)
 	switch c := x.(type) {
 	case nil:
@@ -159,128 +301,10 @@ func equalDynamically[T any](a, b T) bool {
 		}
 		return c.Equal(b)
 	}
-	if t := reflect.TypeOf(x); t == reflect.TypeOf(y) && referencePath(t) == "" {
-		return x == y
-	}
-	return reflect.DeepEqual(x, y)
+	return equalDynamic(reflect.TypeFor[T](), x, y, eqTrail{})
 }
 
-func isNilPointer[T any](v T) bool {
-	rv := reflect.ValueOf(any(v))
+func isNilPointer(x any) bool {
+	rv := reflect.ValueOf(x)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
-}
-
-// How DeepCopy copies values of one static type.
-const (
-	byAssignment = iota
-	byMethod
-	byProto
-	byPointerMethod
-	byDynamicType
-	impossible
-)
-
-// How DeepEqual compares values of one static type.
-const (
-	equalOperator = iota
-	equalProto
-	equalMethod
-	equalDynamic
-	equalReflect
-)
-
-// typeInfo is what DeepCopy and DeepEqual decided about one static type.
-type typeInfo struct {
-	copy, equal int
-	pointer     bool   // the type is a pointer type
-	why         string // what makes assignment unsafe; "" if nothing
-}
-
-// typeInfos caches a *typeInfo per reflect.Type. Deciding needs reflection;
-// looking the answer up needs no allocation, unlike a type switch on a
-// boxed value, which would allocate on every Store of, say, an int.
-var typeInfos sync.Map
-
-var protoMessage = reflect.TypeFor[proto.Message]()
-
-func infoOf[T any]() *typeInfo {
-	t := reflect.TypeFor[T]()
-	if info, ok := typeInfos.Load(t); ok {
-		return info.(*typeInfo)
-	}
-	info := &typeInfo{pointer: t.Kind() == reflect.Pointer, why: referencePath(t)}
-	switch {
-	case t.Kind() == reflect.Interface:
-		info.copy = byDynamicType
-	case t.Implements(reflect.TypeFor[DeepCopier[T]]()):
-		info.copy = byMethod
-	case t.Implements(protoMessage):
-		info.copy = byProto
-	case info.why == "":
-		info.copy = byAssignment
-	case reflect.PointerTo(t).Implements(reflect.TypeFor[DeepCopier[*T]]()):
-		info.copy = byPointerMethod
-	default:
-		info.copy = impossible
-	}
-	switch {
-	case t.Kind() == reflect.Interface:
-		info.equal = equalDynamic
-	case t.Implements(protoMessage):
-		info.equal = equalProto
-	case t.Implements(reflect.TypeFor[Equaler[T]]()):
-		info.equal = equalMethod
-	case info.why == "":
-		info.equal = equalOperator
-	default:
-		info.equal = equalReflect
-	}
-	actual, _ := typeInfos.LoadOrStore(t, info)
-	return actual.(*typeInfo)
-}
-
-// referenceCache remembers, per type, why values of it cannot be copied by
-// assignment ("" when they can). Types are few and checks are per Store, so
-// the answer is worth keeping.
-var referenceCache sync.Map // reflect.Type -> string
-
-// referencePath returns "" when values of t can be copied by assignment, and
-// otherwise a phrase naming the first part of t that holds a reference.
-func referencePath(t reflect.Type) string {
-	if why, ok := referenceCache.Load(t); ok {
-		return why.(string)
-	}
-	why := ""
-	if path, kind := findReference(t, ""); kind != "" {
-		if path == "" {
-			why = "it is a " + kind
-		} else {
-			why = fmt.Sprintf("its part %s is a %s", path, kind)
-		}
-	}
-	referenceCache.Store(t, why)
-	return why
-}
-
-func findReference(t reflect.Type, path string) (string, string) {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
-		return "", ""
-	case reflect.Array:
-		return findReference(t.Elem(), path+"[]")
-	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if p, kind := findReference(f.Type, path+"."+f.Name); kind != "" {
-				return p, kind
-			}
-		}
-		return "", ""
-	case reflect.Pointer, reflect.UnsafePointer:
-		return path, "pointer"
-	default:
-		return path, t.Kind().String()
-	}
 }

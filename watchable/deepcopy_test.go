@@ -1,7 +1,7 @@
 package watchable_test
 
 import (
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -87,35 +87,73 @@ func TestDeepCopyPlainValues(t *testing.T) {
 	}
 }
 
-func TestDeepCopyRejectsReferences(t *testing.T) {
+// TestDeepCopyCopiesReferences stores the kinds of value DeepCopy used to
+// refuse: they are copied now, and the map keeps none of the caller's memory.
+func TestDeepCopyCopiesReferences(t *testing.T) {
 	type withSlice struct {
 		Name  string
 		Inner struct{ Items []string }
 	}
-	tests := []struct {
-		name  string
-		store func()
-		want  []string
-	}{
-		{"slice", func() { var m watchable.Map[int, []string]; m.Store(1, []string{"a"}) }, []string{"[]string", "slice"}},
-		{"map", func() { var m watchable.Map[int, map[string]int]; m.Store(1, nil) }, []string{"map[string]int", "map"}},
-		{"pointer without DeepCopy", func() { var m watchable.Map[int, *plain]; m.Store(1, &plain{}) }, []string{"*watchable_test.plain", "pointer"}},
-		{"nested slice", func() { var m watchable.Map[int, withSlice]; m.Store(1, withSlice{}) }, []string{"withSlice", ".Inner.Items", "slice"}},
+	t.Run("slice", func(t *testing.T) {
+		mine := []string{"a"}
+		var m watchable.Map[int, []string]
+		m.Store(1, mine)
+		mine[0] = "mutated"
+		if got, _ := m.Load(1); !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("Load = %q", got)
+		}
+	})
+	t.Run("map", func(t *testing.T) {
+		mine := map[string]int{"a": 1}
+		var m watchable.Map[int, map[string]int]
+		m.Store(1, mine)
+		mine["a"] = 2
+		if got, _ := m.Load(1); got["a"] != 1 {
+			t.Fatalf("Load = %v", got)
+		}
+	})
+	t.Run("pointer without DeepCopy", func(t *testing.T) {
+		mine := &plain{Name: "a"}
+		var m watchable.Map[int, *plain]
+		m.Store(1, mine)
+		mine.Name = "mutated"
+		if got, _ := m.Load(1); got == mine || got.Name != "a" {
+			t.Fatalf("Load = %p %+v; mine is %p", got, got, mine)
+		}
+	})
+	t.Run("nested slice", func(t *testing.T) {
+		mine := withSlice{Name: "a"}
+		mine.Inner.Items = []string{"x"}
+		var m watchable.Map[int, withSlice]
+		m.Store(1, mine)
+		mine.Inner.Items[0] = "mutated"
+		if got, _ := m.Load(1); got.Inner.Items[0] != "x" {
+			t.Fatalf("Load = %+v", got)
+		}
+	})
+}
+
+// TestDeepCopyRefusesFuncs checks that what cannot be copied is refused at
+// the first Store, with a message naming the type and the path to the part,
+// and that the map is left as it was.
+func TestDeepCopyRefusesFuncs(t *testing.T) {
+	type hook struct{ Fn func() }
+	type service struct {
+		Name  string
+		Hooks []hook
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				msg, _ := recover().(string)
-				for _, w := range tt.want {
-					if !strings.Contains(msg, w) {
-						t.Errorf("panic message %q does not mention %q", msg, w)
-					}
-				}
-			}()
-			tt.store()
-			t.Fatal("Store of a value that cannot be copied did not panic")
-		})
-	}
+	var m watchable.Map[string, *service]
+	defer func() {
+		want := "watchable: cannot deep-copy *watchable_test.service: field .Hooks[].Fn is a func"
+		if got := recover(); got != want {
+			t.Fatalf("panic %q; want %q", got, want)
+		}
+		if m.Len() != 0 || m.Revision() != 0 {
+			t.Fatalf("the map changed: %d entries, revision %d", m.Len(), m.Revision())
+		}
+	}()
+	m.Store("a", &service{Name: "a"}) // no hooks, yet the type is refused
+	t.Fatal("Store of a type holding a func did not panic")
 }
 
 // shape is an interface type whose implementations copy themselves.
@@ -194,16 +232,25 @@ func TestDeepCopyInterfaceValues(t *testing.T) {
 			t.Fatalf("stored value changed with the caller's: app %q", app)
 		}
 	})
-	t.Run("any holding a slice fails naming its type", func(t *testing.T) {
+	t.Run("any holding a slice", func(t *testing.T) {
+		var m watchable.Map[string, any]
+		mine := []string{"a"}
+		m.Store("k", mine)
+		mine[0] = "mutated"
+		if got, _ := m.Load("k"); !slices.Equal(got.([]string), []string{"a"}) {
+			t.Fatalf("Load = %q", got)
+		}
+	})
+	t.Run("any holding a func fails naming its type", func(t *testing.T) {
 		defer func() {
-			msg, _ := recover().(string)
-			if !strings.Contains(msg, "[]string") {
-				t.Fatalf("panic %q does not name []string", msg)
+			want := "watchable: cannot deep-copy func() held in interface {}: it is a func"
+			if got := recover(); got != want {
+				t.Fatalf("panic %q; want %q", got, want)
 			}
 		}()
 		var m watchable.Map[string, any]
-		m.Store("k", []string{"a"})
-		t.Fatal("storing a slice in a Map[string, any] did not panic")
+		m.Store("k", func() {})
+		t.Fatal("storing a func in a Map[string, any] did not panic")
 	})
 }
 

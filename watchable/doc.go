@@ -17,7 +17,13 @@
 // Values are deep-copied when they enter the map (Store) and when they leave
 // it through Load and LoadAll, so callers may keep mutating their own copies.
 // Values reached through a State or a Snapshot are shared by every reader and
-// MUST NOT be mutated. See DeepCopy for the types that can be stored.
+// MUST NOT be mutated. Plain data needs no DeepCopy method: structs,
+// pointers, slices, maps and interfaces are copied part by part, immutable
+// standard types such as time.Time are shared, and a type's own DeepCopy
+// method, or proto.Clone, is used where there is one. What cannot be copied
+// safely, such as a func, is refused at the first Store, before anything
+// changes. DeepCopy states the rules, and DeepEqual how a Store is found to
+// change nothing.
 //
 // A component that writes a map hands out its View, the read-only face of
 // the map, so that nobody else can write to it. A writer that loads initial

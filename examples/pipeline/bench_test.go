@@ -31,7 +31,7 @@ func BenchmarkGateway(b *testing.B) {
 	defer backend.Close()
 
 	var table watchable.Map[string, *RouteEntry]
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceStaticTargets, Targets: []string{backend.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceStaticTargets, Targets: targets(backend.URL)})
 	gw := startGateway(b, &Gateway{Table: table.View()})
 
 	b.Run("direct", func(b *testing.B) { benchmarkGET(b, backend.URL+"/list") })

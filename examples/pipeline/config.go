@@ -32,12 +32,6 @@ type Route struct {
 	StripPrefix bool `json:"stripPrefix,omitempty"`
 }
 
-// DeepCopy returns a copy of r that shares no memory with it.
-func (r Route) DeepCopy() Route {
-	r.StaticTargets = slices.Clone(r.StaticTargets)
-	return r
-}
-
 // Validate reports the first problem that makes r unusable.
 func (r *Route) Validate() error {
 	switch {
@@ -65,11 +59,6 @@ func (r *Route) Validate() error {
 // URLs for services, keyed by "serviceId|envTag" or "serviceId".
 type DirectRegistry struct {
 	DirectURLs map[string]string `json:"directUrls"`
-}
-
-// DeepCopy returns a copy of d that shares no memory with it.
-func (d DirectRegistry) DeepCopy() DirectRegistry {
-	return DirectRegistry{DirectURLs: maps.Clone(d.DirectURLs)}
 }
 
 // Validate reports the first problem that makes d unusable.

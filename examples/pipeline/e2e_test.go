@@ -26,6 +26,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchyard-go/switchyard/admin"
+	"github.com/switchyard-go/switchyard/discovery"
 	"github.com/switchyard-go/switchyard/provider/registry"
 )
 
@@ -314,7 +315,7 @@ func TestEndToEnd(t *testing.T) {
 		// Both demo instances are registered once the pipeline is ready,
 		// but the route table may still be catching up with the second.
 		e.waitFor("both demo backends routed", "/petstore/pets", func(r reply) bool {
-			var table []string
+			var table []discovery.Target
 			if entry, ok := e.p.table.Load("petstore"); ok {
 				table = entry.Targets
 			}

@@ -88,7 +88,11 @@ func (p *pipeline) routeEvent(seen map[string]*RouteEntry, u watchable.Update[st
 	case len(e.Targets) == 0:
 		p.printf("route unresolved      %s %s -> %s: no usable target yet", e.Name, e.PathPrefix, e.ServiceID)
 	default:
-		p.printf("route resolved        %s %s -> %s via %s: %s", e.Name, e.PathPrefix, e.ServiceID, e.Source, strings.Join(e.Targets, ", "))
+		urls := make([]string, len(e.Targets))
+		for i, t := range e.Targets {
+			urls[i] = t.URL
+		}
+		p.printf("route resolved        %s %s -> %s via %s: %s", e.Name, e.PathPrefix, e.ServiceID, e.Source, strings.Join(urls, ", "))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/switchyard-go/switchyard/discovery"
 	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/watchable"
@@ -28,10 +29,10 @@ const (
 	HeaderSource = "X-Switchyard-Source" // the resolution step (see Source)
 )
 
-// transportSource gives the connection pool's transport for a discovered
-// target, or nil when it has none (direct and static targets).
+// transportSource gives the connection pool's transport for the discovered
+// instance with runtimeInstanceId id, or nil when it has none.
 type transportSource interface {
-	Transport(serviceID, hostport string) http.RoundTripper
+	Transport(id string) http.RoundTripper
 }
 
 // Gateway is the HTTP reverse proxy: a runner that serves on ListenAddr
@@ -67,7 +68,7 @@ type Gateway struct {
 	tableReady chan struct{}
 	markReady  func() // closes tableReady, once
 	routes     atomic.Pointer[routeSet]
-	counter    sync.Map // route name -> *atomic.Uint64, survives table changes
+	turns      sync.Map // route name -> *discovery.RoundRobin, survives table changes
 	proxy      *httputil.ReverseProxy
 }
 
@@ -192,8 +193,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 // target is what the handler decided for one request, passed to the proxy
 // through the request context.
 type target struct {
-	route *RouteEntry
-	url   *url.URL
+	route    *RouteEntry
+	url      *url.URL
+	instance string // runtimeInstanceId of a discovered target, else ""
 }
 
 type targetKey struct{}
@@ -201,7 +203,7 @@ type targetKey struct{}
 // ServeHTTP routes one request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.init()
-	route, base, err := g.pick(r.Context(), r.URL.Path)
+	route, chosen, err := g.pick(r.Context(), r.URL.Path)
 	if route != nil {
 		// Also on a 503: knowing which route matched is half the diagnosis.
 		w.Header().Set(HeaderRoute, route.Name)
@@ -214,12 +216,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	u, err := url.Parse(base)
+	u, err := url.Parse(chosen.URL)
 	if err != nil { // routing validated it; be explicit anyway
-		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": base})
+		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": chosen.URL})
 		return
 	}
-	ctx := context.WithValue(r.Context(), targetKey{}, &target{route: route, url: u})
+	ctx := context.WithValue(r.Context(), targetKey{}, &target{route: route, url: u, instance: chosen.Instance})
 	g.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
 
@@ -231,11 +233,11 @@ type httpError struct {
 
 func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
 
-// pick finds the route for path and chooses its next target, waiting up to
-// g.Wait for the route table to be initialized, or for a route without
-// usable targets to get one. It returns the route it matched, if any, also
-// with an error.
-func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, error) {
+// pick finds the route for path and chooses its next target (round-robin
+// per route), waiting up to g.Wait for the route table to be initialized,
+// or for a route without usable targets to get one. It returns the route
+// it matched, if any, also with an error.
+func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, discovery.Target, error) {
 	var timeout <-chan time.Time
 	for {
 		set := g.routes.Load()
@@ -244,14 +246,14 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 			route = set.match(path)
 			switch {
 			case route == nil:
-				return nil, "", &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
+				return nil, discovery.Target{}, &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
 			case route.Error != "":
-				return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+				return route, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
 					"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
 			case len(route.Targets) > 0:
-				c, _ := g.counter.LoadOrStore(route.Name, new(atomic.Uint64))
-				n := c.(*atomic.Uint64).Add(1) - 1
-				return route, route.Targets[n%uint64(len(route.Targets))], nil
+				turn, _ := g.turns.LoadOrStore(route.Name, new(discovery.RoundRobin))
+				t, _ := turn.(*discovery.RoundRobin).Pick(route.Targets)
+				return route, t, nil
 			}
 		}
 		if timeout == nil {
@@ -266,10 +268,10 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, string, e
 		case <-ctx.Done():
 		}
 		if route == nil { // the table is not initialized
-			return nil, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+			return nil, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
 				"error": "the route table is not ready yet", "path": path}}
 		}
-		return route, "", &httpError{http.StatusServiceUnavailable, map[string]any{
+		return route, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
 			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),
 			"route":     route.Name,
 			"serviceId": route.ServiceID,
@@ -299,8 +301,8 @@ func stripPrefix(path, prefix string) string {
 
 func (g *Gateway) roundTrip(req *http.Request) (*http.Response, error) {
 	if g.Pool != nil {
-		if t, ok := req.Context().Value(targetKey{}).(*target); ok {
-			if rt := g.Pool.Transport(t.route.ServiceID, t.url.Host); rt != nil {
+		if t, ok := req.Context().Value(targetKey{}).(*target); ok && t.instance != "" {
+			if rt := g.Pool.Transport(t.instance); rt != nil {
 				return rt.RoundTrip(req)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchyard-go/switchyard/discovery"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -69,9 +70,9 @@ func get(t *testing.T, url string) response {
 func TestGatewayRouting(t *testing.T) {
 	a, b, c := echoBackend(t, "a"), echoBackend(t, "b"), echoBackend(t, "c")
 	var table watchable.Map[string, *RouteEntry]
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: []string{a.URL, b.URL}})
-	table.Store("pets-admin", &RouteEntry{Name: "pets-admin", PathPrefix: "/pets/admin", ServiceID: "petadmin", Source: SourceDirectURL, Targets: []string{c.URL}})
-	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: []string{c.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: targets(a.URL, b.URL)})
+	table.Store("pets-admin", &RouteEntry{Name: "pets-admin", PathPrefix: "/pets/admin", ServiceID: "petadmin", Source: SourceDirectURL, Targets: targets(c.URL)})
+	table.Store("root", &RouteEntry{Name: "root", PathPrefix: "/api/", ServiceID: "api", Source: SourceStaticTargets, Targets: targets(c.URL)})
 	table.Store("broken", &RouteEntry{Name: "broken", PathPrefix: "/broken", ServiceID: "x", Source: SourceNone, Error: "invalid route: boom"})
 	table.Store("empty", &RouteEntry{Name: "empty", PathPrefix: "", ServiceID: "y", Source: SourceNone, Error: "invalid route: pathPrefix must start with /"})
 	gw := startGateway(t, &Gateway{Table: table.View(), Wait: 10 * time.Millisecond})
@@ -147,8 +148,8 @@ func TestGatewayWaitsForTarget(t *testing.T) {
 		result <- response{status: resp.StatusCode, header: resp.Header}
 	}()
 	// An unrelated change wakes the request, which goes back to waiting.
-	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceStaticTargets, Targets: []string{a.URL}})
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{a.URL}})
+	table.Store("other", &RouteEntry{Name: "other", PathPrefix: "/other", ServiceID: "other", Source: SourceStaticTargets, Targets: targets(a.URL)})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: targets(a.URL)})
 	select {
 	case got := <-result:
 		if got.status != 200 || got.header.Get(HeaderSource) != "discovery" {
@@ -164,7 +165,7 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	deadURL := dead.URL
 	dead.Close()
 	var table watchable.Map[string, *RouteEntry]
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{deadURL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: targets(deadURL)})
 	gw := startGateway(t, &Gateway{Table: table.View()})
 
 	got := get(t, gw+"/pets")
@@ -179,15 +180,15 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	}
 }
 
-// countingPool is a transportSource that knows one target and counts the
-// requests sent through its transport.
+// countingPool is a transportSource that knows one instance and counts
+// the requests sent through its transport.
 type countingPool struct {
-	serviceID, hostport string
-	used                atomic.Int64
+	instance string
+	used     atomic.Int64
 }
 
-func (p *countingPool) Transport(serviceID, hostport string) http.RoundTripper {
-	if serviceID != p.serviceID || hostport != p.hostport {
+func (p *countingPool) Transport(id string) http.RoundTripper {
+	if id != p.instance {
 		return nil
 	}
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -198,10 +199,11 @@ func (p *countingPool) Transport(serviceID, hostport string) http.RoundTripper {
 
 func TestGatewayUsesPoolTransports(t *testing.T) {
 	pooled, other := echoBackend(t, "pooled"), echoBackend(t, "other")
-	pool := &countingPool{serviceID: "pets", hostport: strings.TrimPrefix(pooled.URL, "http://")}
+	pool := &countingPool{instance: "i1"}
 	var table watchable.Map[string, *RouteEntry]
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{pooled.URL}})
-	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: []string{other.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery,
+		Targets: []discovery.Target{{URL: pooled.URL, Instance: "i1"}}})
+	table.Store("cats", &RouteEntry{Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceStaticTargets, Targets: targets(other.URL)})
 	gw := startGateway(t, &Gateway{Table: table.View(), Pool: pool})
 
 	for _, path := range []string{"/pets", "/cats", "/pets"} {
@@ -247,7 +249,7 @@ func TestGatewayNotReadyBeforeTheTable(t *testing.T) {
 		t.Errorf("before the table is initialized: status %d, body (-want +got):\n%s", got.status, diff)
 	}
 	// A partial table is not routed by either.
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{a.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: targets(a.URL)})
 	if got := get(t, gw+"/pets"); got.status != 503 || got.body["error"] != want["error"] {
 		t.Errorf("with a table not initialized yet: %d %v, want 503", got.status, got.body)
 	}
@@ -274,7 +276,7 @@ func TestGatewayRequestWaitsForTheTable(t *testing.T) {
 	a := echoBackend(t, "a")
 	var table watchable.Map[string, *RouteEntry]
 	computed := table.RegisterInitializer("routing")
-	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: []string{a.URL}})
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceStaticTargets, Targets: targets(a.URL)})
 	// A wait far longer than the test: the request must be answered by the
 	// table, not by the timeout.
 	gw := launchGateway(t, &Gateway{Table: table.View(), Wait: time.Hour})

@@ -5,11 +5,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/switchyard-go/switchyard/discovery"
 	"github.com/switchyard-go/switchyard/runner"
 )
 
@@ -77,4 +79,24 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// targets returns the targets at urls, not discovered.
+func targets(urls ...string) []discovery.Target {
+	t := make([]discovery.Target, len(urls))
+	for i, u := range urls {
+		t[i] = discovery.Target{URL: u}
+	}
+	return t
+}
+
+// discoveredTargets returns the targets at urls, discovered as instances whose
+// runtimeInstanceId is their host (as the tests' nodes are).
+func discoveredTargets(urls ...string) []discovery.Target {
+	t := targets(urls...)
+	for i := range t {
+		u, _ := url.Parse(t[i].URL)
+		t[i].Instance = u.Hostname()
+	}
+	return t
 }

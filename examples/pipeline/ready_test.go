@@ -137,8 +137,8 @@ func TestRoutingComputesOnlyFromInitializedInputs(t *testing.T) {
 	discovered()
 
 	want := map[string]*RouteEntry{
-		"pets": {Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: []string{"http://127.0.0.1:8081"}},
-		"cats": {Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceDirectRegistry, SourceKey: "cats", Targets: []string{"http://cats:1"}},
+		"pets": {Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery, Targets: discoveredTargets("http://127.0.0.1:8081")},
+		"cats": {Name: "cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceDirectRegistry, SourceKey: "cats", Targets: targets("http://cats:1")},
 	}
 	snap := firstInitialized(t, tables, func(snap watchable.Snapshot[string, *RouteEntry]) {
 		if diff := cmp.Diff(want, snap.State.Map()); diff != "" {

@@ -5,29 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchyard-go/switchyard/discovery"
 	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Source names the resolution step that gave a route its targets. The
-// gateway sends it in the X-Switchyard-Source response header.
-type Source string
+// Source names the resolution step that gave a route its targets (see
+// discovery.Resolve). The gateway sends it in the X-Switchyard-Source
+// response header.
+type Source = discovery.Step
 
 // The resolution steps, in the order they are tried.
 const (
-	SourceDirectURL      Source = "directUrl"      // the route's own directUrl
-	SourceDirectRegistry Source = "directRegistry" // a DirectRegistry entry
-	SourceDiscovery      Source = "discovery"      // registered instances
-	SourceStaticTargets  Source = "staticTargets"  // the route's staticTargets
-	SourceNone           Source = "none"           // nothing usable is known
+	SourceDirectURL      = discovery.StepDirectURL      // the route's own directUrl
+	SourceDirectRegistry = discovery.StepDirectRegistry // a DirectRegistry entry
+	SourceDiscovery      = discovery.StepDiscovery      // registered instances
+	SourceStaticTargets  = discovery.StepStaticTargets  // the route's staticTargets
+	SourceNone           = discovery.StepNone           // nothing usable is known
 )
 
 // RouteEntry is one resolved route of the route table, keyed by route name.
@@ -42,23 +42,14 @@ type RouteEntry struct {
 	// SourceKey says which entry of the source was used: the DirectRegistry
 	// key ("serviceId|envTag" or "serviceId"); empty for the other sources.
 	SourceKey string `json:"sourceKey,omitempty"`
-	// Targets are base URLs (scheme://host:port), sorted; empty when Source
-	// is SourceNone.
-	Targets []string `json:"targets"`
+	// Targets are the base URLs (scheme://host:port) requests go to, sorted,
+	// each with the runtimeInstanceId of its instance when discovered (the
+	// pool's key); empty when Source is SourceNone.
+	Targets []discovery.Target `json:"targets"`
 	// Error is set for a route whose spec is invalid; the gateway answers
 	// its requests with 503 and this message rather than letting a shorter
 	// prefix take them.
 	Error string `json:"error,omitempty"`
-}
-
-// DeepCopy returns a copy of e that shares no memory with it.
-func (e *RouteEntry) DeepCopy() *RouteEntry {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	c.Targets = slices.Clone(e.Targets)
-	return &c
 }
 
 // routeName is how a route is named in the table, logs and headers.
@@ -148,11 +139,11 @@ func mergeDirectURLs(directs watchable.State[types.NamespacedName, file.Object[D
 	return merged, errs
 }
 
-// resolveRoute picks the targets of one route, trying in order: the route's
-// directUrl; the direct URL for "serviceId|envTag", then for "serviceId";
-// the usable discovered instances (connected, non-zero port, a protocol the
-// gateway can proxy, matching the route's envTag and protocol when set);
-// the route's staticTargets.
+// resolveRoute picks the targets of one route with discovery.Resolve,
+// trying in order: the route's directUrl; the direct URL for
+// "serviceId|envTag", then for "serviceId"; the usable discovered instances
+// (connected, non-zero port, a protocol the gateway can proxy, matching the
+// route's envTag and protocol when set); the route's staticTargets.
 func resolveRoute(name string, r *Route, direct map[string]string, discovered []*registry.DiscoverySnapshot) *RouteEntry {
 	e := &RouteEntry{
 		Name:        name,
@@ -166,50 +157,13 @@ func resolveRoute(name string, r *Route, direct map[string]string, discovered []
 		e.Error = "invalid route: " + err.Error()
 		return e
 	}
-	if r.DirectURL != "" {
-		e.Source, e.Targets = SourceDirectURL, []string{r.DirectURL}
-		return e
+	protocols := []string{"http", "https"} // what the gateway can proxy
+	if r.Protocol != "" {
+		protocols = []string{r.Protocol}
 	}
-	keys := []string{r.ServiceID}
-	if r.EnvTag != "" {
-		keys = []string{r.ServiceID + "|" + r.EnvTag, r.ServiceID}
-	}
-	for _, k := range keys {
-		if u, ok := direct[k]; ok {
-			e.Source, e.SourceKey, e.Targets = SourceDirectRegistry, k, []string{u}
-			return e
-		}
-	}
-	if t := discoveredTargets(r, discovered); len(t) > 0 {
-		e.Source, e.Targets = SourceDiscovery, t
-		return e
-	}
-	if len(r.StaticTargets) > 0 {
-		t := slices.Clone(r.StaticTargets)
-		slices.Sort(t)
-		e.Source, e.Targets = SourceStaticTargets, slices.Compact(t)
-		return e
-	}
+	res := discovery.Resolve(
+		discovery.Query{ServiceID: r.ServiceID, EnvTag: r.EnvTag, Protocols: protocols},
+		discovery.Sources{DirectURL: r.DirectURL, DirectURLs: direct, Discovered: discovered, Static: r.StaticTargets})
+	e.Source, e.SourceKey, e.Targets = res.Step, res.Key, res.Targets
 	return e
-}
-
-// discoveredTargets returns the sorted, distinct base URLs of the usable
-// instances in snapshots that match r.
-func discoveredTargets(r *Route, snapshots []*registry.DiscoverySnapshot) []string {
-	var targets []string
-	for _, s := range snapshots {
-		if s.ServiceID != r.ServiceID || (r.EnvTag != "" && s.EnvTag != r.EnvTag) {
-			continue
-		}
-		for i := range s.Nodes {
-			n := &s.Nodes[i]
-			proto := cmp.Or(n.Protocol, s.Protocol)
-			if !n.Usable() || !proxyable(proto) || (r.Protocol != "" && proto != r.Protocol) {
-				continue
-			}
-			targets = append(targets, proto+"://"+net.JoinHostPort(n.Address, strconv.Itoa(n.Port)))
-		}
-	}
-	slices.Sort(targets)
-	return slices.Compact(targets)
 }

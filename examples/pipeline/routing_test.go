@@ -40,39 +40,39 @@ func TestResolveRoute(t *testing.T) {
 		name:       "directUrl wins over everything",
 		route:      Route{PathPrefix: "/b", ServiceID: "billing", EnvTag: "prod", DirectURL: "http://own:1", StaticTargets: []string{"http://static:1"}},
 		discovered: []*registry.DiscoverySnapshot{snapshot("billing", "prod", "http", node("10.0.0.1", 80, "http", true))},
-		want:       RouteEntry{Source: SourceDirectURL, Targets: []string{"http://own:1"}},
+		want:       RouteEntry{Source: SourceDirectURL, Targets: targets("http://own:1")},
 	}, {
 		name:  "DirectRegistry serviceId|envTag before serviceId",
 		route: Route{PathPrefix: "/b", ServiceID: "billing", EnvTag: "prod"},
-		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing|prod", Targets: []string{"http://billing-prod:80"}},
+		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing|prod", Targets: targets("http://billing-prod:80")},
 	}, {
 		name:  "DirectRegistry serviceId when the envTag has no entry",
 		route: Route{PathPrefix: "/b", ServiceID: "billing", EnvTag: "staging"},
-		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: []string{"http://billing-any:80"}},
+		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: targets("http://billing-any:80")},
 	}, {
 		name:  "DirectRegistry serviceId for a route without envTag",
 		route: Route{PathPrefix: "/b", ServiceID: "billing"},
-		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: []string{"http://billing-any:80"}},
+		want:  RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: targets("http://billing-any:80")},
 	}, {
 		name:       "DirectRegistry wins over discovery",
 		route:      Route{PathPrefix: "/b", ServiceID: "billing"},
 		discovered: []*registry.DiscoverySnapshot{snapshot("billing", "", "http", node("10.0.0.1", 80, "http", true))},
-		want:       RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: []string{"http://billing-any:80"}},
+		want:       RouteEntry{Source: SourceDirectRegistry, SourceKey: "billing", Targets: targets("http://billing-any:80")},
 	}, {
 		name:       "discovery: envTag and proxyable protocols, sorted",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets", EnvTag: "prod"},
 		discovered: pets,
-		want:       RouteEntry{Source: SourceDiscovery, Targets: []string{"http://10.0.0.1:8080", "http://10.0.0.2:8080", "https://10.0.0.3:8443"}},
+		want:       RouteEntry{Source: SourceDiscovery, Targets: discoveredTargets("http://10.0.0.1:8080", "http://10.0.0.2:8080", "https://10.0.0.3:8443")},
 	}, {
 		name:       "discovery: no envTag matches every environment",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets", Protocol: "http"},
 		discovered: pets,
-		want:       RouteEntry{Source: SourceDiscovery, Targets: []string{"http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.1.1:8080"}},
+		want:       RouteEntry{Source: SourceDiscovery, Targets: discoveredTargets("http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.1.1:8080")},
 	}, {
 		name:       "discovery: protocol restricts",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets", Protocol: "https"},
 		discovered: pets,
-		want:       RouteEntry{Source: SourceDiscovery, Targets: []string{"https://10.0.0.3:8443"}},
+		want:       RouteEntry{Source: SourceDiscovery, Targets: discoveredTargets("https://10.0.0.3:8443")},
 	}, {
 		name:  "discovery: disconnected, zero-port and grpc nodes fall through to static targets",
 		route: Route{PathPrefix: "/p", ServiceID: "pets", StaticTargets: []string{"http://s2:1", "http://s1:1", "http://s2:1"}},
@@ -80,17 +80,17 @@ func TestResolveRoute(t *testing.T) {
 			snapshot("pets", "", "http", node("10.0.0.1", 8080, "http", false), node("10.0.0.2", 0, "http", true)),
 			snapshot("pets", "", "grpc", node("10.0.0.3", 9000, "grpc", true)),
 		},
-		want: RouteEntry{Source: SourceStaticTargets, Targets: []string{"http://s1:1", "http://s2:1"}},
+		want: RouteEntry{Source: SourceStaticTargets, Targets: targets("http://s1:1", "http://s2:1")},
 	}, {
 		name:       "discovery: duplicate addresses count once",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets"},
 		discovered: []*registry.DiscoverySnapshot{snapshot("pets", "", "http", node("10.0.0.1", 80, "http", true), node("10.0.0.1", 80, "http", true))},
-		want:       RouteEntry{Source: SourceDiscovery, Targets: []string{"http://10.0.0.1:80"}},
+		want:       RouteEntry{Source: SourceDiscovery, Targets: discoveredTargets("http://10.0.0.1:80")},
 	}, {
 		name:       "IPv6 addresses are bracketed",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets"},
 		discovered: []*registry.DiscoverySnapshot{snapshot("pets", "", "http", node("::1", 80, "http", true))},
-		want:       RouteEntry{Source: SourceDiscovery, Targets: []string{"http://[::1]:80"}},
+		want:       RouteEntry{Source: SourceDiscovery, Targets: discoveredTargets("http://[::1]:80")},
 	}, {
 		name:       "snapshots of another service are ignored",
 		route:      Route{PathPrefix: "/p", ServiceID: "pets"},
@@ -133,9 +133,9 @@ func TestComputeRouteTable(t *testing.T) {
 
 	got, err := computeRouteTable(routes.State(), directs.State(), discovery.State())
 	want := map[string]*RouteEntry{
-		"pets":      {Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: []string{"http://127.0.0.1:8081"}},
-		"team/cats": {Name: "team/cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceDirectRegistry, SourceKey: "cats", Targets: []string{"http://cats-a:1"}},
-		"kittens":   {Name: "kittens", PathPrefix: "/cats", ServiceID: "kittens", Source: SourceStaticTargets, Targets: []string{"http://kittens:1"}},
+		"pets":      {Name: "pets", PathPrefix: "/pets", ServiceID: "pets", StripPrefix: true, Source: SourceDiscovery, Targets: discoveredTargets("http://127.0.0.1:8081")},
+		"team/cats": {Name: "team/cats", PathPrefix: "/cats", ServiceID: "cats", Source: SourceDirectRegistry, SourceKey: "cats", Targets: targets("http://cats-a:1")},
+		"kittens":   {Name: "kittens", PathPrefix: "/cats", ServiceID: "kittens", Source: SourceStaticTargets, Targets: targets("http://kittens:1")},
 		"bad":       {Name: "bad", PathPrefix: "nope", ServiceID: "x", Source: SourceNone, Error: `invalid route: pathPrefix "nope" must start with /`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -98,7 +98,7 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 
-	p.pool = &Pool{Instances: reg.Instances(), Logger: logger, Metrics: p.metrics}
+	p.pool = newPool(reg.Snapshots(), logger, p.metrics)
 	p.gateway = &Gateway{
 		ListenAddr:    cfg.GatewayAddr,
 		Table:         p.table,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/runner"
+	"github.com/switchyard-go/switchyard/watchable"
 )
 
 func TestInitialScan(t *testing.T) {
@@ -389,7 +390,7 @@ func TestRunWhileRunning(t *testing.T) {
 }
 
 func TestRegisterPanics(t *testing.T) {
-	type uncopyable struct{ Items []string }
+	type uncopyable struct{ OnChange func() }
 	for _, tc := range []struct {
 		name     string
 		register func(p *file.Provider)
@@ -441,7 +442,7 @@ func checkPanic(t *testing.T, fn func(), text string) {
 func TestObjectDeepCopy(t *testing.T) {
 	o := file.Object[Route]{Kind: "R", Metadata: file.Metadata{Name: "n", Labels: map[string]string{"a": "b"}}}
 	o.Spec.Spec.Paths = []string{"/"}
-	c := o.DeepCopy()
+	c := watchable.DeepCopy(o)
 	if diff := cmp.Diff(o, c); diff != "" {
 		t.Fatalf("copy differs (-orig +copy):\n%s", diff)
 	}

@@ -99,8 +99,10 @@
 // envTag omitted.
 //
 // Nodes include disconnected instances: use only those for which
-// Instance.Usable reports true. Nodes carry no lastSeenAt, and heartbeats
-// never wake watchers; Instances has it.
+// Instance.Usable reports true. The nodes of a lookup carry lastSeenAt (the
+// latest registration or heartbeat); those of watches and subscriptions do
+// not, and heartbeats never wake watchers. Nodes show the environment an
+// instance registered with, which, unlike envTag, selects nothing.
 //
 // # Leases
 //
@@ -112,15 +114,20 @@
 // endpoint (serviceId, envTag, protocol, address, port) again, on any
 // transport, takes the existing instance over, keeps its runtimeInstanceId
 // and marks it connected: that is how a client that reconnects keeps its
-// identity.
+// identity. A registry that restarted knows none of its instances: it
+// answers their heartbeats 404, and a client then registers again,
+// proposing the id it had as runtimeInstanceId, which the registry keeps
+// unless another instance holds it.
 //
 // # WebSocket JSON-RPC 2.0
 //
 // /ws/microservice is for instances: the first call must be
 // service/register, with the fields of the HTTP body and the token either in
 // the Authorization header of the upgrade request or as params.token; the
-// result is {"runtimeInstanceId"}. After it, discovery/lookup works on the
-// same socket.
+// result is {"runtimeInstanceId"}. After it, discovery/lookup,
+// discovery/subscribe and discovery/unsubscribe (below) work on the same
+// socket, so that one connection registers an instance and discovers the
+// services it calls.
 //
 // /ws/discovery is for clients that only discover: discovery/lookup
 // ({serviceId, envTag?, protocol?} → DiscoverySnapshot), discovery/subscribe

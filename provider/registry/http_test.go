@@ -48,8 +48,8 @@ func TestRegisterLookupDeregister(t *testing.T) {
 		t.Errorf("empty lookup: %d %s, want 200 %s", status, body, want)
 	}
 	s := f.lookup("serviceId=api&envTag=prod&protocol=http")
-	if got := s.Nodes[0]; got.Version != "1.2.3" || got.Tags["zone"] != "a" || got.ConnectedAt.IsZero() || !got.LastSeenAt.IsZero() {
-		t.Errorf("node = %+v: want version, tags, connectedAt and no lastSeenAt", got)
+	if got := s.Nodes[0]; got.Version != "1.2.3" || got.Tags["zone"] != "a" || got.ConnectedAt.IsZero() || got.LastSeenAt.IsZero() {
+		t.Errorf("node = %+v: want version, tags, connectedAt and lastSeenAt", got)
 	}
 	if inst, _ := f.r.Instances().Load(prodHTTP); inst.LastSeenAt.IsZero() {
 		t.Error("Instances: lastSeenAt is zero")

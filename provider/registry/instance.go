@@ -12,6 +12,7 @@ type Instance struct {
 	RuntimeInstanceID string            `json:"runtimeInstanceId"`
 	ServiceID         string            `json:"serviceId"`
 	EnvTag            string            `json:"envTag"`
+	Environment       string            `json:"environment"`
 	Version           string            `json:"version"`
 	Protocol          string            `json:"protocol"`
 	Address           string            `json:"address"`
@@ -20,21 +21,13 @@ type Instance struct {
 	ConnectedAt       time.Time         `json:"connectedAt"`
 	// LastSeenAt is the time of the latest registration or heartbeat. It is
 	// kept up to date in Registry.Instances, where Load and State show it,
-	// but Equal ignores it, so that a heartbeat wakes no subscriber (see
-	// Equal). The nodes of a DiscoverySnapshot leave it zero (and it is
-	// then omitted from JSON).
+	// and in the nodes of a lookup (Registry.Lookup, GET /v1/discovery,
+	// discovery/lookup); but Equal ignores it, so that a heartbeat wakes no
+	// subscriber (see Equal). The nodes of Registry.Snapshots, of watches and
+	// of subscriptions leave it zero (and it is then omitted from JSON):
+	// there it would be stale, since heartbeats do not reach them.
 	LastSeenAt time.Time `json:"lastSeenAt,omitzero"`
 	Connected  bool      `json:"connected"`
-}
-
-// DeepCopy returns a copy of i that shares no memory with it.
-func (i *Instance) DeepCopy() *Instance {
-	if i == nil {
-		return nil
-	}
-	c := *i
-	c.Tags = maps.Clone(i.Tags)
-	return &c
 }
 
 // Usable reports whether traffic can be sent to the instance: it is
@@ -54,7 +47,8 @@ type DiscoveryKey struct {
 // DiscoverySnapshot is the set of instances of one service, environment and
 // protocol, sorted by envTag, protocol, address, port and runtimeInstanceId.
 // Nodes include instances that are not connected: use only those for which
-// Usable reports true.
+// Usable reports true. Nodes carry LastSeenAt only in the answer to a lookup
+// (see Instance.LastSeenAt).
 //
 // A lookup or watch that omits envTag or protocol merges the snapshots of
 // every value of the omitted field into one, whose omitted field is "".
@@ -63,19 +57,6 @@ type DiscoverySnapshot struct {
 	EnvTag    string     `json:"envTag"`
 	Protocol  string     `json:"protocol"`
 	Nodes     []Instance `json:"nodes"`
-}
-
-// DeepCopy returns a copy of s that shares no memory with it.
-func (s *DiscoverySnapshot) DeepCopy() *DiscoverySnapshot {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	c.Nodes = make([]Instance, len(s.Nodes))
-	for i := range s.Nodes {
-		c.Nodes[i] = *s.Nodes[i].DeepCopy()
-	}
-	return &c
 }
 
 // Equal reports whether i and o are equal field by field (times compared
@@ -92,7 +73,7 @@ func (i *Instance) Equal(o *Instance) bool {
 		return i == o
 	}
 	return i.RuntimeInstanceID == o.RuntimeInstanceID && i.ServiceID == o.ServiceID &&
-		i.EnvTag == o.EnvTag && i.Version == o.Version && i.Protocol == o.Protocol &&
+		i.EnvTag == o.EnvTag && i.Environment == o.Environment && i.Version == o.Version && i.Protocol == o.Protocol &&
 		i.Address == o.Address && i.Port == o.Port && maps.Equal(i.Tags, o.Tags) &&
 		i.ConnectedAt.Equal(o.ConnectedAt) && i.Connected == o.Connected
 }

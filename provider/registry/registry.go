@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -147,7 +146,10 @@ func (r *Registry) isRunning() bool { return r.store.isRunning() }
 // Register validates reg and registers it as an instance leased by heartbeats
 // (as POST /v1/services does), returning its runtimeInstanceId. Registering
 // the endpoint (serviceId, envTag, protocol, address, port) of an existing
-// instance takes that instance over and returns its id. Errors are a
+// instance takes that instance over and returns its id. Otherwise the
+// instance gets reg.RuntimeInstanceID when it is set and no other instance
+// holds it (so that a client registering again after the registry
+// restarted keeps its identity), or else a new random id. Errors are a
 // *FieldError for bad input or an address the AddressPolicy refuses,
 // ErrTooManyInstances or ErrNotRunning.
 func (r *Registry) Register(reg Registration) (string, error) {
@@ -175,15 +177,15 @@ func (r *Registry) Deregister(id string) error { return r.store.deregister(id) }
 // result is the caller's.
 //
 // Lookup reads Instances directly, so it reflects every Register,
-// Deregister and disconnection that returned before it, even before
-// Snapshots catches up.
+// Deregister, heartbeat and disconnection that returned before it, even
+// before Snapshots catches up. Unlike the nodes of Snapshots (and of watches
+// and subscriptions), its nodes carry LastSeenAt: a lookup is asked for, so
+// the newest heartbeat time costs nobody a wake-up.
 func (r *Registry) Lookup(key DiscoveryKey) *DiscoverySnapshot {
 	out := &DiscoverySnapshot{ServiceID: key.ServiceID, EnvTag: key.EnvTag, Protocol: key.Protocol, Nodes: []Instance{}}
 	for _, inst := range r.store.instances.State().All() {
 		if key.matches(DiscoveryKey{ServiceID: inst.ServiceID, EnvTag: inst.EnvTag, Protocol: inst.Protocol}) {
-			node := *inst.DeepCopy()
-			node.LastSeenAt = time.Time{}
-			out.Nodes = append(out.Nodes, node)
+			out.Nodes = append(out.Nodes, *watchable.DeepCopy(inst))
 		}
 	}
 	sortNodes(out.Nodes)
@@ -211,4 +213,18 @@ func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return hex.EncodeToString(b[:])
+}
+
+// validInstanceID reports whether id has the shape of an id newID makes:
+// 32 lowercase hexadecimal digits.
+func validInstanceID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

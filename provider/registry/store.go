@@ -151,7 +151,10 @@ func (s *instanceStore) register(reg Registration, owner *session) (string, erro
 		if len(s.leases) >= s.maxTotal {
 			return "", fmt.Errorf("register instance of service %q: %w: the registry has the maximum of %d instances", reg.ServiceID, ErrTooManyInstances, s.maxTotal)
 		}
-		id = newID()
+		id = reg.RuntimeInstanceID // the id it had, before a restart of the registry
+		if _, taken := s.leases[id]; id == "" || taken {
+			id = newID()
+		}
 		l = &lease{inst: &Instance{
 			RuntimeInstanceID: id, ServiceID: reg.ServiceID, EnvTag: reg.EnvTag,
 			Protocol: reg.Protocol, Address: reg.Address, Port: reg.Port,
@@ -161,7 +164,7 @@ func (s *instanceStore) register(reg Registration, owner *session) (string, erro
 		s.perService[reg.ServiceID]++
 		s.log.Debug("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
 	}
-	l.inst.Version, l.inst.Tags = reg.Version, reg.Tags
+	l.inst.Version, l.inst.Tags, l.inst.Environment = reg.Version, reg.Tags, reg.Environment
 	if !l.inst.Connected || l.owner != owner {
 		l.inst.ConnectedAt = now
 	}

@@ -15,13 +15,21 @@ import (
 // Registration is what an instance announces about itself: the body of
 // POST /v1/services and the params of service/register.
 type Registration struct {
-	ServiceID string            `json:"serviceId"`
-	EnvTag    string            `json:"envTag,omitempty"`
-	Protocol  string            `json:"protocol"`
-	Address   string            `json:"address"`
-	Port      int               `json:"port"`
-	Version   string            `json:"version,omitempty"`
-	Tags      map[string]string `json:"tags,omitempty"`
+	ServiceID string `json:"serviceId"`
+	EnvTag    string `json:"envTag,omitempty"`
+	// Environment names the deployment environment (such as "staging");
+	// unlike EnvTag it is not part of the DiscoveryKey, only shown.
+	Environment string            `json:"environment,omitempty"`
+	Protocol    string            `json:"protocol"`
+	Address     string            `json:"address"`
+	Port        int               `json:"port"`
+	Version     string            `json:"version,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	// RuntimeInstanceID, when set, is the id the instance had before (a
+	// client registering again after the registry restarted): the registry
+	// keeps it unless another instance holds it (see Registry.Register).
+	// It must be an id a registry gave: 32 lowercase hexadecimal digits.
+	RuntimeInstanceID string `json:"runtimeInstanceId,omitempty"`
 }
 
 // FieldError reports bad input: which field (empty for the request as a
@@ -58,6 +66,12 @@ func (l Limits) validate(reg *Registration) *FieldError {
 	}
 	if err := l.checkName("envTag", reg.EnvTag, false); err != nil {
 		return err
+	}
+	if err := l.checkName("environment", reg.Environment, false); err != nil {
+		return err
+	}
+	if reg.RuntimeInstanceID != "" && !validInstanceID(reg.RuntimeInstanceID) {
+		return fieldErr("runtimeInstanceId", "runtimeInstanceId must be an id a registry gave: 32 lowercase hexadecimal digits")
 	}
 	if reg.Protocol == "" {
 		return fieldErr("protocol", "protocol is required")
@@ -199,13 +213,15 @@ func checkAddress(s string, maxLen int) *FieldError {
 // registrationWire is Registration as decoded, with Port a pointer so that a
 // missing port is told apart from a zero one.
 type registrationWire struct {
-	ServiceID string            `json:"serviceId"`
-	EnvTag    string            `json:"envTag"`
-	Protocol  string            `json:"protocol"`
-	Address   string            `json:"address"`
-	Port      *int              `json:"port"`
-	Version   string            `json:"version"`
-	Tags      map[string]string `json:"tags"`
+	ServiceID         string            `json:"serviceId"`
+	EnvTag            string            `json:"envTag"`
+	Environment       string            `json:"environment"`
+	Protocol          string            `json:"protocol"`
+	Address           string            `json:"address"`
+	Port              *int              `json:"port"`
+	Version           string            `json:"version"`
+	Tags              map[string]string `json:"tags"`
+	RuntimeInstanceID string            `json:"runtimeInstanceId"`
 }
 
 func (w *registrationWire) registration() (Registration, *FieldError) {
@@ -216,8 +232,8 @@ func (w *registrationWire) registration() (Registration, *FieldError) {
 		return Registration{}, fieldErr("port", "port is required")
 	}
 	return Registration{
-		ServiceID: w.ServiceID, EnvTag: w.EnvTag, Protocol: w.Protocol, Address: w.Address,
-		Port: *w.Port, Version: w.Version, Tags: w.Tags,
+		ServiceID: w.ServiceID, EnvTag: w.EnvTag, Environment: w.Environment, Protocol: w.Protocol,
+		Address: w.Address, Port: *w.Port, Version: w.Version, Tags: w.Tags, RuntimeInstanceID: w.RuntimeInstanceID,
 	}, nil
 }
 

@@ -213,8 +213,9 @@ type SubscriptionNotification struct {
 }
 
 var (
-	errUnauthorized = &RPCError{Code: CodeUnauthorized, Message: "unauthorized: missing or invalid token"}
-	errUnavailable  = &RPCError{Code: CodeUnavailable, Message: "registry is not running"}
+	errUnauthorized  = &RPCError{Code: CodeUnauthorized, Message: "unauthorized: missing or invalid token"}
+	errUnavailable   = &RPCError{Code: CodeUnavailable, Message: "registry is not running"}
+	errNotRegistered = &RPCError{Code: CodeNotRegistered, Message: "not registered: call service/register first"}
 )
 
 // refused names a refused call for the log.
@@ -287,25 +288,23 @@ func (s *session) call(req *rpcRequest) (any, *RPCError) {
 			break
 		}
 		return s.register(req.Params)
-	case "discovery/lookup":
+	case "discovery/lookup", "discovery/subscribe", "discovery/unsubscribe":
+		// An instance discovers on the socket it registered on.
 		if s.microservice && s.instanceID == "" {
-			return nil, &RPCError{Code: CodeNotRegistered, Message: "not registered: call service/register first"}
+			return nil, errNotRegistered
 		}
-		k, err := s.lookupKey(req.Params)
-		if err != nil {
-			return nil, err
+		switch req.Method {
+		case "discovery/lookup":
+			k, err := s.lookupKey(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			return s.r.Lookup(k), nil
+		case "discovery/subscribe":
+			return s.subscribe(req.Params)
+		default:
+			return s.unsubscribe(req.Params)
 		}
-		return s.r.Lookup(k), nil
-	case "discovery/subscribe":
-		if s.microservice {
-			break
-		}
-		return s.subscribe(req.Params)
-	case "discovery/unsubscribe":
-		if s.microservice {
-			break
-		}
-		return s.unsubscribe(req.Params)
 	}
 	return nil, &RPCError{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
 }

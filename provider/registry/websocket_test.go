@@ -264,7 +264,7 @@ func TestSocketBadInput(t *testing.T) {
 			{"invisible serviceId", rcd, `{"jsonrpc":"2.0","id":14,"method":"discovery/lookup","params":{"serviceId":"a\u200b"}}`, "14", CodeInvalidParams, "serviceId"},
 			{"register invisible envTag", rc, `{"jsonrpc":"2.0","id":15,"method":"service/register","params":{"serviceId":"a","envTag":"\u2060","protocol":"http","address":"h","port":1}}`, "15", CodeInvalidParams, "envTag"},
 			{"unknown method", rc, `{"jsonrpc":"2.0","id":2,"method":"service/explode"}`, "2", CodeMethodNotFound, ""},
-			{"subscribe on microservice", rc, `{"jsonrpc":"2.0","id":3,"method":"discovery/subscribe"}`, "3", CodeMethodNotFound, ""},
+			{"subscribe on microservice before register", rc, `{"jsonrpc":"2.0","id":3,"method":"discovery/subscribe"}`, "3", CodeNotRegistered, ""},
 			{"register on discovery", rcd, `{"jsonrpc":"2.0","id":4,"method":"service/register"}`, "4", CodeMethodNotFound, ""},
 			{"register without port", rc, `{"jsonrpc":"2.0","id":5,"method":"service/register","params":{"serviceId":"a","protocol":"http","address":"h"}}`, "5", CodeInvalidParams, "port"},
 			{"register bad protocol", rc, `{"jsonrpc":"2.0","id":6,"method":"service/register","params":{"serviceId":"a","protocol":"udp","address":"h","port":1}}`, "6", CodeInvalidParams, "protocol"},
