@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 
+	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/provider/registry/client"
+	"github.com/switchyard-go/switchyard/runner"
 )
 
 // A gateway registers with its controller and follows the services it
@@ -19,10 +20,11 @@ func Example() {
 
 	// The controller, in another process in real life.
 	reg, _ := registry.New(registry.WithToken("s3cret"), registry.WithLogger(quiet))
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	api := httpserver.New("registry-api", "127.0.0.1:0", reg.Handler(), httpserver.WithLogger(quiet))
 	served := make(chan error, 1)
-	go func() { served <- registry.Serve(ctx, ln, reg) }()
-	controller := "http://" + ln.Addr().String()
+	go func() { served <- runner.Run(ctx, reg, api) }()
+	<-api.Ready()
+	controller := "http://" + api.Addr()
 
 	backend, _ := client.NewRegistrar(controller,
 		registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081},

@@ -83,13 +83,7 @@ func (c *controller) start() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	if c.prepare != nil {
-		// Run the registry alone first, prepare it, then serve it: Serve
-		// runs it again, which fails, so serve its handler by hand.
-		go func() { done <- serveRegistry(ctx, ln, reg, c.prepare) }()
-	} else {
-		go func() { done <- registry.Serve(ctx, ln, reg) }()
-	}
+	go func() { done <- serveRegistry(ctx, ln, reg, c.prepare) }()
 	select {
 	case <-reg.Ready():
 	case err := <-done:
@@ -247,8 +241,10 @@ func isDisconnected(err error) bool { return errors.Is(err, client.ErrDisconnect
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-// serveRegistry is registry.Serve with prepare called between the start of
-// the registry and the first request served.
+// serveRegistry runs reg and serves its handler on ln until ctx is done,
+// calling prepare, if not nil, between the start of the registry and the
+// first request served. (registry.ListenAndServe takes an address; the
+// tests hold the listener, to restart on the same port.)
 func serveRegistry(ctx context.Context, ln net.Listener, reg *registry.Registry, prepare func(*registry.Registry)) error {
 	runDone := make(chan error, 1)
 	go func() { runDone <- reg.Run(ctx) }()
@@ -258,7 +254,9 @@ func serveRegistry(ctx context.Context, ln net.Listener, reg *registry.Registry,
 		ln.Close()
 		return err
 	}
-	prepare(reg)
+	if prepare != nil {
+		prepare(reg)
+	}
 	srv := &http.Server{Handler: reg.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
