@@ -56,9 +56,10 @@ type Client struct {
 	seen        map[string]bool // services whose snapshot has arrived
 	keys        map[string]map[registry.DiscoveryKey]bool
 	initialized bool
-	connected   bool     // at least once
-	id          string   // the runtimeInstanceId the controller gave last
-	sess        *session // the live session, registered; nil when none
+	connected   bool            // at least once
+	id          string          // the runtimeInstanceId the controller gave last
+	sess        *session        // the live session, registered; nil when none
+	sessSeen    map[string]bool // services whose snapshot arrived on the current session
 }
 
 // New returns a client of the controller whose base URL is controller:
@@ -189,7 +190,16 @@ func (c *Client) RuntimeInstanceID() string {
 }
 
 // Status returns the state of the client's link to its controller.
-func (c *Client) Status() Status { return c.track.status() }
+func (c *Client) Status() Status {
+	st := c.track.status()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st.Synced = c.sess != nil
+	for s := range c.services {
+		st.Synced = st.Synced && c.sessSeen[s]
+	}
+	return st
+}
 
 // Run connects, registers and follows the services until ctx is done,
 // reconnecting with backoff (WithBackoff) whenever the connection fails or
@@ -323,6 +333,9 @@ func (c *Client) serve(ctx context.Context, firstDeadline time.Time, failures *i
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	c.mu.Lock()
+	c.sessSeen = make(map[string]bool)
+	c.mu.Unlock()
 	header := http.Header{}
 	if c.cfg.token != "" {
 		header.Set("Authorization", "Bearer "+string(c.cfg.token))
@@ -497,6 +510,7 @@ func (c *Client) apply(n *registry.SubscriptionNotification) {
 	}
 	c.keys[svc] = keys
 	c.seen[svc] = true
+	c.sessSeen[svc] = true
 	c.checkInitialized()
 }
 

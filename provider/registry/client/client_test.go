@@ -51,7 +51,7 @@ func TestClientRegistersLooksUpAndMirrors(t *testing.T) {
 	if inst, ok := reg.Instances().Load(id); !ok || inst.ServiceID != "gateway" || !inst.Connected {
 		t.Fatalf("controller's instance %q: %+v, want the gateway, connected", id, inst)
 	}
-	if st := c.Status(); !st.Connected || st.RuntimeInstanceID != id || st.Reconnects != 0 || st.Controller != ctrl.url() {
+	if st := c.Status(); !st.Connected || !st.Synced || st.RuntimeInstanceID != id || st.Reconnects != 0 || st.Controller != ctrl.url() {
 		t.Errorf("status %+v", st)
 	}
 

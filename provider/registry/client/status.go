@@ -21,6 +21,11 @@ type Status struct {
 	// RuntimeInstanceID is the id the controller gave the instance; ""
 	// before the first registration, or for a Client that only discovers.
 	RuntimeInstanceID string `json:"runtimeInstanceId,omitempty"`
+	// Synced (a Client only): connected, and the snapshot of every
+	// followed service has arrived on the current connection, so the
+	// mirror reflects the controller. After a reconnection, or a
+	// SetServices with a new service, it is false until then.
+	Synced bool `json:"synced,omitempty"`
 	// Reconnects counts the times the link came back after a failure:
 	// connections after the first (a Registrar: successful registrations
 	// or heartbeats after a failed one).
