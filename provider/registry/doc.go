@@ -4,7 +4,9 @@
 // (Instances) and derives from it a map of DiscoverySnapshots (Snapshots),
 // one per serviceId, envTag and protocol, that gateways and other components
 // of the program subscribe to. Clients outside the process look up and watch
-// the same snapshots over HTTP, Server-Sent Events or JSON-RPC.
+// the same snapshots over HTTP, Server-Sent Events or JSON-RPC; the Go client
+// is provider/registry/client, whose mirror of the snapshots has the shape
+// of Snapshots.
 //
 //	token, err := registry.TokenFromEnv("REGISTRY_TOKEN")
 //	...
