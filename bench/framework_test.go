@@ -53,7 +53,7 @@ func benchHandle(b *testing.B, lib string) {
 		sub := m.m.Subscribe(ctx)
 		go func() {
 			defer wg.Done()
-			message.HandleSubscription(ctx, message.Metadata{Runner: "bench", Message: "ints"}, sub,
+			message.HandleSubscription(ctx, message.Loop{Runner: "bench", Message: "ints"}, sub,
 				func(_ context.Context, u watchable.Update[string, int]) error {
 					handle(u.Value)
 					return nil
