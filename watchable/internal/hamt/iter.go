@@ -28,12 +28,12 @@ func (m Map[K, V]) Keys() iter.Seq[K] {
 // does, so an early break stops the whole walk.
 func (n *node[K, V]) each(yield func(K, V) bool) bool {
 	for i := range n.entries {
-		if !yield(n.entries[i].key, n.entries[i].val) {
+		if !yield(n.entries[i].key, loadVal(&n.entries[i].val)) {
 			return false
 		}
 	}
 	for i := range n.children {
-		if !n.children[i].each(yield) {
+		if !loadChild(&n.children[i]).each(yield) {
 			return false
 		}
 	}

@@ -33,7 +33,7 @@ func (n *node[K, V]) get(k K, h uint64) (V, bool) {
 		if shift >= hashBits {
 			for i := range n.entries {
 				if n.entries[i].key == k {
-					return n.entries[i].val, true
+					return loadVal(&n.entries[i].val), true
 				}
 			}
 			break
@@ -42,14 +42,14 @@ func (n *node[K, V]) get(k K, h uint64) (V, bool) {
 		if n.dataMap&bit != 0 {
 			e := &n.entries[index(n.dataMap, bit)]
 			if e.key == k {
-				return e.val, true
+				return loadVal(&e.val), true
 			}
 			break
 		}
 		if n.nodeMap&bit == 0 {
 			break
 		}
-		n = n.children[index(n.nodeMap, bit)]
+		n = loadChild(&n.children[index(n.nodeMap, bit)])
 	}
 	var zero V
 	return zero, false
@@ -72,7 +72,7 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V
 		}
 		// Two keys now share this slot: push both one level down. Build the
 		// subtree first, since an in-place edit overwrites entry i.
-		old := n.entries[i]
+		old := loadEntry(&n.entries[i])
 		sub := pair(own, old, hashOf(old.key), entry[K, V]{k, v}, h, shift+bitsPerLevel)
 		c := n.take(own, changeEntries|growChildren)
 		c.dataMap ^= bit
@@ -82,7 +82,7 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V
 		return c, true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		child := n.children[j]
+		child := loadChild(&n.children[j])
 		sub, added := child.set(own, k, v, h, shift+bitsPerLevel)
 		if sub == child {
 			// Edited in place, so own owns the child and therefore n too.
@@ -159,7 +159,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (*node[K, V], bo
 		return c, true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		child := n.children[j]
+		child := loadChild(&n.children[j])
 		sub, found := child.del(own, k, h, shift+bitsPerLevel)
 		switch {
 		case !found:
@@ -171,7 +171,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (*node[K, V], bo
 			c.nodeMap ^= bit
 			c.children = slices.Delete(c.children, j, j+1)
 			c.dataMap |= bit
-			c.entries = slices.Insert(c.entries, index(c.dataMap, bit), sub.entries[0])
+			c.entries = slices.Insert(c.entries, index(c.dataMap, bit), loadEntry(&sub.entries[0]))
 			return c, true
 		case sub == child:
 			return n, true

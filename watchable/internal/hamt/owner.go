@@ -34,6 +34,13 @@ func (n *node[K, V]) take(own uint64, ch change) *node[K, V] {
 	if own != 0 && n.owner == own {
 		return n
 	}
+	return n.copyFor(own, ch)
+}
+
+// copyFor returns a copy of n tagged with own, whatever owns n, with room
+// for the change ch. Its arrays are its own, except the entries array when
+// own is zero and ch leaves the entries alone.
+func (n *node[K, V]) copyFor(own uint64, ch change) *node[K, V] {
 	nc := len(n.children)
 	if ch&addsChild != 0 {
 		nc++
@@ -42,7 +49,7 @@ func (n *node[K, V]) take(own uint64, ch change) *node[K, V] {
 	children := c.children
 	*c = *n
 	c.owner = own
-	c.children = append(children, n.children...)
+	c.children = copyChildren(children, n.children)
 	if own != 0 || ch&changeEntries != 0 {
 		ne := len(n.entries)
 		if ch&addsEntry != 0 {
@@ -50,7 +57,7 @@ func (n *node[K, V]) take(own uint64, ch change) *node[K, V] {
 		}
 		c.entries = nil
 		if ne > 0 {
-			c.entries = append(make([]entry[K, V], 0, ne), n.entries...)
+			c.entries = copyEntries(make([]entry[K, V], 0, ne), n.entries)
 		}
 	}
 	return c
