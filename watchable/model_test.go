@@ -23,6 +23,7 @@ type model struct {
 	rev    uint64
 	subs   []*modelSub
 	closed bool
+	parts  *watchable.Partitions[int, int, int] // made by the first partition subscription
 }
 
 type modelSub struct {
@@ -127,9 +128,28 @@ func (md *model) step(op byte, k, v int) {
 	case 10:
 		md.subs = append(md.subs, &modelSub{ch: md.m.Subscribe(t.Context()), seen: map[int]int{}})
 	case 11:
-		mod := v%2 + 2
-		include := func(key, _ int) bool { return key%mod == 0 }
-		md.subs = append(md.subs, &modelSub{ch: md.m.SubscribeSubset(t.Context(), include), include: include, seen: map[int]int{}})
+		// A subscription to part of the map: a subset, two keys, or the
+		// partition of values of one parity.
+		var include func(key, val int) bool
+		var ch <-chan watchable.Snapshot[int, int]
+		switch v {
+		case 0, 1:
+			mod := v%2 + 2
+			include = func(key, _ int) bool { return key%mod == 0 }
+			ch = md.m.SubscribeSubset(t.Context(), include)
+		case 2:
+			a, b := k, (k+3)%8
+			include = func(key, _ int) bool { return key == a || key == b }
+			ch = md.m.SubscribeKeys(t.Context(), a, b, a)
+		case 3:
+			if md.parts == nil {
+				md.parts = watchable.PartitionBy(t.Context(), md.m.View(), func(_, val int) int { return val % 2 })
+			}
+			part := k % 2
+			include = func(_, val int) bool { return val%2 == part }
+			ch = md.parts.Subscribe(t.Context(), part)
+		}
+		md.subs = append(md.subs, &modelSub{ch: ch, include: include, seen: map[int]int{}})
 	case 12, 13:
 		md.readAll()
 	case 14:
@@ -148,6 +168,15 @@ func (md *model) step(op byte, k, v int) {
 	}
 	if md.m.Revision() != md.rev {
 		t.Fatalf("op %d(%d,%d): Revision = %d; want %d", op, k, v, md.m.Revision(), md.rev)
+	}
+	if md.parts != nil && !md.closed {
+		sizes := map[int]int{}
+		for _, val := range md.want {
+			sizes[val%2]++
+		}
+		if diff := cmp.Diff(sizes, md.parts.Sizes().LoadAll()); diff != "" {
+			t.Fatalf("op %d(%d,%d): partition sizes (-want +got):\n%s", op, k, v, diff)
+		}
 	}
 }
 

@@ -54,29 +54,37 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 		close(ch)
 		return ch
 	}
-	cur := m.current()
-	s := &subscription[K, V]{m: m, ch: ch, include: include, pos: len(m.subs)}
-	view := cur.entries
+	s := &subscription[K, V]{m: m, ch: ch, include: include, filtered: include != nil, pos: len(m.subs)}
 	if include != nil {
 		txn := hamt.Map[K, V]{}.Txn()
-		for k, v := range cur.entries.All() {
+		for k, v := range m.live.Peek().All() {
 			if include(k, v) {
 				txn.Set(k, v)
 			}
 		}
-		view = txn.Commit()
+		s.view = txn.Commit()
 	}
-	s.view = view
+	s.start(m.live.Stamp())
+	m.subs = append(m.subs, s)
+	s.stop = context.AfterFunc(ctx, s.cancel)
+	return ch
+}
+
+// start puts the subscription's first snapshot in its channel: every entry
+// of its view, at revision rev. m.mu is held.
+func (s *subscription[K, V]) start(rev uint64) {
+	view := s.view
+	if !s.filtered {
+		s.sealed = s.m.live.Seal()
+		view = s.sealed.Map
+	}
 	s.updates = make([]Update[K, V], 0, view.Len())
 	for k, v := range view.All() {
 		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev, Initialized: !cur.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 	s.first = true
-	m.subs = append(m.subs, s)
-	s.stop = context.AfterFunc(ctx, s.cancel)
-	return ch
 }
 
 // subscription is one subscriber's channel and its pending window: the net
@@ -92,20 +100,29 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 type subscription[K comparable, V any] struct {
 	m       *Map[K, V]
 	ch      chan Snapshot[K, V]
-	include func(K, V) bool // nil: the whole map
+	include func(K, V) bool // nil: the whole map, or routed (filtered)
 	stop    func() bool     // stops the context.AfterFunc
-	pos     int             // index in m.subs
+	pos     int             // index in m.subs, or in the router's list
 	closed  bool
+	// detach removes a routed subscription from its router's index; nil
+	// for those in m.subs.
+	detach func()
 
-	// view is the subscriber's own State for subset subscriptions, kept up
-	// to date by record; whole-map subscriptions use the map's version.
-	view hamt.Map[K, V]
+	// filtered reports that the subscriber sees only some entries (a
+	// subset, keys or a partition): its State is view, its own trie, kept up
+	// to date by record. The others see the map's version, sealed (see
+	// hamt.Live.Seal) while a snapshot of it is in the channel.
+	filtered bool
+	view     hamt.Map[K, V]
+	sealed   hamt.Sealed[K, V]
 
 	sent bool // a snapshot was put in ch and may still be there
 	// first reports that the snapshot in ch is the subscription's first,
 	// unread: it is delivered even if writes since leave it no net change,
-	// because a reader counts on finding it.
+	// because a reader counts on finding it. always reports the same of a
+	// snapshot that announced the map's initialization.
 	first   bool
+	always  bool
 	opened  bool // record has prepared the window in this write
 	updates []Update[K, V]
 	// index locates each pending key in updates and remembers what the
@@ -138,8 +155,14 @@ func (s *subscription[K, V]) open() {
 		s.sent = false
 		select {
 		case <-s.ch: // unread: keep merging into its updates
+			// Nobody saw that snapshot's State, so a write may change
+			// the version it holds in place again.
+			if !s.filtered {
+				s.m.live.Unseal(s.sealed)
+			}
 		default: // read: the reader owns those updates now
 			s.first = false
+			s.always = false
 			s.updates = nil
 			s.indexed = true
 			// A Go map keeps its size when cleared, so an index that
@@ -172,7 +195,7 @@ func (s *subscription[K, V]) open() {
 // whether the new value is included.
 func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 	before, hadBefore, after := c.old, c.hadOld, c.new
-	if s.include != nil {
+	if s.filtered {
 		before, hadBefore = s.view.Get(c.key)
 		if !hadBefore && !hasAfter {
 			return
@@ -217,25 +240,27 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 	}
 }
 
-// flush delivers the window, if this write touched it and it is not empty.
-// With always, it delivers a snapshot even when nothing changed for this
-// subscriber, as it must when the map becomes initialized.
-func (s *subscription[K, V]) flush(v *version[K, V], always bool) {
+// flush delivers the window at revision rev, if this write touched it and it
+// is not empty. With always, it delivers a snapshot even when nothing
+// changed for this subscriber, as it must when the map becomes initialized.
+func (s *subscription[K, V]) flush(rev uint64, always bool) {
 	if always {
 		s.open()
+		s.always = true
 	}
 	if !s.opened {
 		return
 	}
 	s.opened = false
-	if len(s.updates) == 0 && !s.first && !always {
+	if len(s.updates) == 0 && !s.first && !s.always {
 		return
 	}
-	view := v.entries
-	if s.include != nil {
-		view = s.view
+	view := s.view
+	if !s.filtered {
+		s.sealed = s.m.live.Seal()
+		view = s.sealed.Map
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: v.rev, Initialized: !v.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 
@@ -245,6 +270,11 @@ func (s *subscription[K, V]) cancel() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s.closed {
+		return
+	}
+	if s.detach != nil {
+		s.detach()
+		s.close()
 		return
 	}
 	last := len(m.subs) - 1

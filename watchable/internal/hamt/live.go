@@ -460,3 +460,17 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 	c.l.publish(repl, int(size), stamp, own)
 	return true
 }
+
+// Key returns the key the cursor was found for.
+func (c *Cursor[K, V]) Key() K { return c.key }
+
+// Peek returns the current contents without freezing them: the Map is
+// valid only until the next change, which may change it in place. It is for
+// the writer's own reading between changes, never to hand out. Writer only.
+func (l *Live[K, V]) Peek() Map[K, V] {
+	v := l.cur.Load()
+	if v == nil {
+		return Map[K, V]{}
+	}
+	return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}
+}
