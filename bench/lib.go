@@ -12,6 +12,7 @@ import (
 // so the two run the same code on the same inputs. Keys are strings, as
 // Kubernetes-style names are.
 type kv[V any] interface {
+	subscribable[V]
 	Store(key string, v V)
 	// Fill stores value(i) at keys[i] for every key of an empty map. It is
 	// setup, never measured: switchyard does it in one Batch, the peer,
@@ -19,14 +20,18 @@ type kv[V any] interface {
 	Fill(keys []string, value func(i int) V)
 	Load(key string) (V, bool)
 	LoadAll() map[string]V
+	// SubscribeIdle subscribes and never reads the channel.
+	SubscribeIdle(ctx context.Context)
+	Close()
+}
+
+// subscribable is what a scenario needs of a map it only watches.
+type subscribable[V any] interface {
 	// Subscribe starts a goroutine that reads the library's subscription
 	// channel as fast as it can and calls fn with each snapshot, in order.
 	// The goroutine ends when ctx is done; the returned channel is closed
 	// after it has.
 	Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{}
-	// SubscribeIdle subscribes and never reads the channel.
-	SubscribeIdle(ctx context.Context)
-	Close()
 }
 
 // view is one received snapshot as a subscriber sees it. A view is only
@@ -77,7 +82,17 @@ func (o *ours[V]) Close()                            { o.m.Close() }
 func (o *ours[V]) State() watchable.State[string, V] { return o.m.State() }
 
 func (o *ours[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
-	ch := o.m.Subscribe(ctx)
+	return ourSubscription(o.m.Subscribe(ctx), fn)
+}
+
+// ourReadOnly adapts a read-only switchyard map, such as a translator's output.
+type ourReadOnly[V any] struct{ v watchable.View[string, V] }
+
+func (o ourReadOnly[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	return ourSubscription(o.v.Subscribe(ctx), fn)
+}
+
+func ourSubscription[V any](ch <-chan watchable.Snapshot[string, V], fn func(view[V])) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

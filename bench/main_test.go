@@ -95,7 +95,7 @@ func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
 // with their number and every snapshot (fn may be nil), and returns once
 // each has handled its first snapshot. stop ends them and waits until they
 // are gone.
-func subscribers[V any](m kv[V], n int, fn func(sub int, v view[V])) (stop func()) {
+func subscribers[V any](m subscribable[V], n int, fn func(sub int, v view[V])) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var first sync.WaitGroup
 	first.Add(n)
