@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -35,6 +36,8 @@ type Map[K comparable, V any] struct {
 	uninitialized bool
 	init          initialization  // see init.go
 	keys          *keyIndex[K, V] // SubscribeKeys' index, made on first use
+
+	plainKind atomic.Uint32 // see plain.go
 }
 
 // change is one write to one key.
@@ -67,7 +70,7 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	if !ok {
 		return v, false
 	}
-	return DeepCopy(v), true
+	return m.copyValue(v), true
 }
 
 // LoadAll returns a deep copy of the whole map: O(N) copies. Use State to
@@ -107,7 +110,7 @@ func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 // equal value is indistinguishable from the one in the map, and Store
 // leaves the map as it is.
 func (m *Map[K, V]) Store(key K, value V) {
-	value = DeepCopy(value)
+	value = m.copyValue(value)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.store(key, value)
@@ -128,8 +131,8 @@ func (m *Map[K, V]) store(key K, value V) {
 func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
 	old, ok := c.Value()
 	silent := false
-	if ok && DeepEqual(old, value) {
-		if exactEqual[V]() {
+	if ok && m.equal(old, value) {
+		if m.exact() {
 			return
 		}
 		silent = true
