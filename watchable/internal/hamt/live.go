@@ -1,7 +1,6 @@
 package hamt
 
 import (
-	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -283,8 +282,9 @@ func (l *Live[K, V]) Find(k K) Cursor[K, V] {
 		c.depth++
 		c.nodes[c.depth] = n
 		if shift >= hashBits {
-			for i := range n.entries {
-				if n.entries[i].key == k {
+			es := n.entries()
+			for i := range es {
+				if es[i].key == k {
 					c.pos, c.found = i, true
 					break
 				}
@@ -294,7 +294,7 @@ func (l *Live[K, V]) Find(k K) Cursor[K, V] {
 		bit := bitpos(c.hash, shift)
 		if n.dataMap&bit != 0 {
 			i := index(n.dataMap, bit)
-			if n.entries[i].key == k {
+			if entryAt(n.ents, i).key == k {
 				c.pos, c.found = i, true
 			}
 			return c
@@ -302,7 +302,7 @@ func (l *Live[K, V]) Find(k K) Cursor[K, V] {
 		if n.nodeMap&bit == 0 {
 			return c
 		}
-		n = loadChild(&n.children[index(n.nodeMap, bit)])
+		n = loadChild(childAt(n.kids, index(n.nodeMap, bit)))
 	}
 	return c
 }
@@ -313,7 +313,7 @@ func (c *Cursor[K, V]) Value() (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return loadVal(&c.nodes[c.depth].entries[c.pos].val), true
+	return loadVal(&entryAt(c.nodes[c.depth].ents, c.pos).val), true
 }
 
 // Len returns the number of entries before the change at the cursor.
@@ -344,14 +344,15 @@ func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
 		inPlace, own := c.mode()
 		d := c.depth
 		var repl *node[K, V]
+		e := entry[K, V]{c.key, val}
 		switch {
 		case d < 0:
-			repl = &node[K, V]{owner: own, dataMap: bitpos(c.hash, 0), entries: []entry[K, V]{{c.key, val}}}
+			repl = single(own, c.hash, e)
 		case c.found:
 			n := c.nodes[d]
 			if inPlace && n.owner == own && shapeOf[V]() != shapeOther {
 				in := intent{size: size, stamp: stamp}
-				p := unsafe.Pointer(&n.entries[c.pos].val)
+				p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
 				if shapeOf[V]() == shapePointer {
 					in.slot, in.ptr = (*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&val))
 				} else {
@@ -363,28 +364,22 @@ func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
 				}
 				continue // frozen meanwhile: copy instead
 			}
-			repl = n.copyFor(own, changeEntries)
-			repl.entries[c.pos].val = val
+			// A fresh copy (copyFor with an owner copies the entries too),
+			// changed before anyone can reach it.
+			repl = n.copyFor(own)
+			*entryAt(repl.ents, c.pos) = e
 		case uint(d)*bitsPerLevel >= hashBits:
-			repl = c.nodes[d].copyFor(own, growEntries)
-			repl.entries = append(repl.entries, entry[K, V]{c.key, val})
+			repl = c.nodes[d].withCollisionAppended(own, e)
 		default:
 			n, shift := c.nodes[d], uint(d)*bitsPerLevel
 			bit := bitpos(c.hash, shift)
 			if n.dataMap&bit != 0 {
 				// Another key holds the slot: push both one level down.
-				i := index(n.dataMap, bit)
-				old := loadEntry(&n.entries[i])
-				sub := pair(own, old, hashOf(old.key), entry[K, V]{c.key, val}, c.hash, shift+bitsPerLevel)
-				repl = n.copyFor(own, changeEntries|growChildren)
-				repl.dataMap ^= bit
-				repl.entries = slices.Delete(repl.entries, i, i+1)
-				repl.nodeMap |= bit
-				repl.children = slices.Insert(repl.children, index(repl.nodeMap, bit), sub)
+				old := loadEntry(entryAt(n.ents, index(n.dataMap, bit)))
+				sub := pair(own, old, hashOf(old.key), e, c.hash, shift+bitsPerLevel)
+				repl = n.withEntryPushedDown(own, bit, sub)
 			} else {
-				repl = n.copyFor(own, growEntries)
-				repl.dataMap |= bit
-				repl.entries = slices.Insert(repl.entries, index(repl.dataMap, bit), entry[K, V]{c.key, val})
+				repl = n.withEntryInserted(own, bit, e)
 			}
 		}
 		if c.link(repl, d, inPlace, own, size, stamp) {
@@ -403,24 +398,19 @@ func (c *Cursor[K, V]) Delete(stamp uint64) {
 	for {
 		inPlace, own := c.mode()
 		d := c.depth
-		repl := c.nodes[d].copyFor(own, changeEntries)
-		if uint(d)*bitsPerLevel < hashBits {
-			repl.dataMap ^= bitpos(c.hash, uint(d)*bitsPerLevel)
+		var repl *node[K, V]
+		if uint(d)*bitsPerLevel >= hashBits {
+			repl = c.nodes[d].withCollisionRemoved(own, c.pos)
+		} else {
+			repl = c.nodes[d].withEntryRemoved(own, bitpos(c.hash, uint(d)*bitsPerLevel))
 		}
-		repl.entries = slices.Delete(repl.entries, c.pos, c.pos+1)
 		// Keep the shape canonical: a node left with a single entry and no
 		// children moves that entry up into its parent, level after level.
 		for d > 0 && repl.singleton() {
 			p, bit := c.nodes[d-1], bitpos(c.hash, uint(d-1)*bitsPerLevel)
-			e := repl.entries[0]
-			pc := p.copyFor(own, changeChildren|growEntries)
-			pc.nodeMap ^= bit
-			pc.children = slices.Delete(pc.children, index(p.nodeMap, bit), index(p.nodeMap, bit)+1)
-			pc.dataMap |= bit
-			pc.entries = slices.Insert(pc.entries, index(pc.dataMap, bit), e)
-			repl, d = pc, d-1
+			repl, d = p.withChildPulledUp(own, bit, *repl.ents), d-1
 		}
-		if d == 0 && len(repl.entries) == 0 && len(repl.children) == 0 {
+		if d == 0 && repl.ents == nil && repl.kids == nil {
 			repl = nil
 		}
 		if c.link(repl, d, inPlace, own, size, stamp) {
@@ -439,15 +429,15 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 		p := c.nodes[lvl]
 		j := index(p.nodeMap, bitpos(c.hash, uint(lvl)*bitsPerLevel))
 		if inPlace && p.owner == own {
-			in := intent{slot: (*unsafe.Pointer)(unsafe.Pointer(&p.children[j])), ptr: unsafe.Pointer(repl), size: size, stamp: stamp}
+			in := intent{slot: (*unsafe.Pointer)(unsafe.Pointer(childAt(p.kids, j))), ptr: unsafe.Pointer(repl), size: size, stamp: stamp}
 			if !c.v.begin(in) {
 				return false
 			}
 			c.v.finish()
 			return true
 		}
-		pc := p.copyFor(own, changeChildren)
-		pc.children[j] = repl
+		pc := p.copyFor(own)
+		*childAt(pc.kids, j) = repl
 		repl = pc
 	}
 	if inPlace {
