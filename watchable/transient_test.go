@@ -89,17 +89,29 @@ func TestUnreadSnapshotNeverChanges(t *testing.T) {
 		had  map[int]int
 	}
 	received := make(chan []got, 1)
+	latest := make(chan uint64, 1) // the newest revision the subscriber has
 	go func() {
 		var all []got
 		for snap := range sub {
 			// Values are the revision that wrote them: none may be newer
 			// than the snapshot.
 			all = append(all, got{snap, snap.State.Map()})
+			select {
+			case <-latest:
+			default:
+			}
+			latest <- snap.Revision
 		}
 		received <- all
 	}()
-	for i := 1; i <= 20000; i++ {
-		m.Store(i%200, int(m.Revision())+1)
+	for round := range 20 {
+		for i := range 1000 {
+			m.Store((round*1000+i)%200, int(m.Revision())+1)
+		}
+		// Let the subscriber catch up now and then, so that it receives
+		// snapshots throughout rather than only the last one.
+		for want := m.Revision(); <-latest < want; {
+		}
 	}
 	cancel()
 	all := <-received
