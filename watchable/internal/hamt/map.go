@@ -58,7 +58,5 @@ func (m Map[K, V]) Same(o Map[K, V]) bool { return m.root == o.root }
 
 // single returns a root node holding e alone.
 func single[K comparable, V any](own uint64, h uint64, e entry[K, V]) *node[K, V] {
-	n := &node[K, V]{owner: own, dataMap: bitpos(h, 0)}
-	n.setEntries([]entry[K, V]{e})
-	return n
+	return build(own, bitpos(h, 0), 0, []entry[K, V]{e}, nil)
 }

@@ -65,13 +65,6 @@ func (n *node[K, V]) setEntries(es []entry[K, V]) {
 	}
 }
 
-// setCollision makes es the entries of a collision node.
-func (n *node[K, V]) setCollision(es []entry[K, V]) {
-	n.dataMap = 0
-	n.nodeMap = uint32(len(es))
-	n.setEntries(es)
-}
-
 // singleton reports whether n holds exactly one entry and nothing else, the
 // case in which a child must be folded back into its parent to keep the shape
 // canonical.
@@ -160,9 +153,7 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V
 // node where they split, or in a collision node when the hashes are equal.
 func pair[K comparable, V any](own uint64, a entry[K, V], ha uint64, b entry[K, V], hb uint64, shift uint) *node[K, V] {
 	if shift >= hashBits {
-		c := &node[K, V]{owner: own}
-		c.setCollision([]entry[K, V]{a, b})
-		return c
+		return collision(own, []entry[K, V]{a, b})
 	}
 	ba, bb := bitpos(ha, shift), bitpos(hb, shift)
 	if ba == bb {
@@ -171,9 +162,7 @@ func pair[K comparable, V any](own uint64, a entry[K, V], ha uint64, b entry[K, 
 	if ba > bb {
 		a, b = b, a
 	}
-	c := &node[K, V]{owner: own, dataMap: ba | bb}
-	c.setEntries([]entry[K, V]{a, b})
-	return c
+	return build(own, ba|bb, 0, []entry[K, V]{a, b}, nil)
 }
 
 // del returns n without k, and whether k was present. When k is absent

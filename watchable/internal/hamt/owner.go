@@ -18,16 +18,34 @@ func (n *node[K, V]) edits(own uint64) bool {
 // children array (allocated with it, see newNode) and, when own is not
 // zero, its own entries array: a node own may edit must not share one.
 func (n *node[K, V]) copyFor(own uint64) *node[K, V] {
-	es := n.entries()
+	es, kids := n.entries(), n.children()
+	if len(kids) == 0 {
+		if len(es) > fanout {
+			// A collision node too large to allocate with its entries:
+			// build would adopt the array, which must be the copy's own.
+			es = copyEntries(make([]entry[K, V], 0, len(es)), es)
+		}
+		return build(own, n.dataMap, n.nodeMap, es, nil) // a leaf: entries copied with it
+	}
 	if own != 0 && len(es) > 0 {
 		es = copyEntries(make([]entry[K, V], 0, len(es)), es)
 	}
-	return build(own, n.dataMap, n.nodeMap, es, n.children())
+	return build(own, n.dataMap, n.nodeMap, es, kids)
 }
 
 // build allocates a node tagged with own with the given bitmaps, entries
-// (used as they are) and children (copied into the node's own array).
+// and children. A node with children gets the entries array as it is, and
+// the children copied into an array allocated with it; a leaf, which has no
+// children, gets its entries copied into an array allocated with it, so
+// that a lookup that ends there reads one block rather than two.
 func build[K comparable, V any](own uint64, dataMap, nodeMap uint32, es []entry[K, V], kids []*node[K, V]) *node[K, V] {
+	if len(kids) == 0 && len(es) > 0 && len(es) <= fanout {
+		c, arr := newLeaf[K, V](len(es))
+		c.dataMap, c.nodeMap, c.owner = dataMap, nodeMap, own
+		copyEntries(arr[:0], es)
+		c.ents = &arr[0]
+		return c
+	}
 	c, arr := newNode[K, V](len(kids))
 	c.dataMap, c.nodeMap, c.owner = dataMap, nodeMap, own
 	c.setEntries(es)
@@ -44,8 +62,9 @@ func (n *node[K, V]) withEntry(own uint64, i int, e entry[K, V]) *node[K, V] {
 	c := n
 	if !n.edits(own) {
 		c = n.copyFor(own)
-		if own == 0 {
-			// A plain copy shares the entries array; this change needs its own.
+		if c.ents == n.ents {
+			// A plain copy of a node with children shares the entries
+			// array; this change needs its own.
 			c.setEntries(copyEntries(make([]entry[K, V], 0, len(n.entries())), n.entries()))
 		}
 	}
@@ -97,16 +116,17 @@ func (n *node[K, V]) withChildPulledUp(own uint64, bit uint32, e entry[K, V]) *n
 // withCollisionAppended returns a new collision node: n and e.
 func (n *node[K, V]) withCollisionAppended(own uint64, e entry[K, V]) *node[K, V] {
 	es := n.entries()
-	c := &node[K, V]{owner: own}
-	c.setCollision(inserted(es, len(es), e))
-	return c
+	return collision(own, inserted(es, len(es), e))
 }
 
 // withCollisionRemoved returns a new collision node: n without entry i.
 func (n *node[K, V]) withCollisionRemoved(own uint64, i int) *node[K, V] {
-	c := &node[K, V]{owner: own}
-	c.setCollision(removed(n.entries(), i))
-	return c
+	return collision(own, removed(n.entries(), i))
+}
+
+// collision returns a collision node tagged with own holding es.
+func collision[K comparable, V any](own uint64, es []entry[K, V]) *node[K, V] {
+	return build(own, 0, uint32(len(es)), es, nil)
 }
 
 // inserted returns a new exactly sized array: es with e at i.
@@ -191,6 +211,75 @@ func newNode[K comparable, V any](capacity int) (*node[K, V], []*node[K, V]) {
 		b := new(struct {
 			n node[K, V]
 			a [fanout]kids
+		})
+		return &b.n, b.a[:capacity]
+	}
+}
+
+// newLeaf allocates a node together with room for capacity entries in one
+// block, and returns the node and that room. Capacities are rounded up to a
+// few sizes; capacity is at most fanout.
+func newLeaf[K comparable, V any](capacity int) (*node[K, V], []entry[K, V]) {
+	type e = entry[K, V]
+	switch {
+	case capacity <= 1:
+		b := new(struct {
+			n node[K, V]
+			a [1]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 2:
+		b := new(struct {
+			n node[K, V]
+			a [2]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 3:
+		b := new(struct {
+			n node[K, V]
+			a [3]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 4:
+		b := new(struct {
+			n node[K, V]
+			a [4]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 5:
+		b := new(struct {
+			n node[K, V]
+			a [5]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 6:
+		b := new(struct {
+			n node[K, V]
+			a [6]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 8:
+		b := new(struct {
+			n node[K, V]
+			a [8]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 12:
+		b := new(struct {
+			n node[K, V]
+			a [12]e
+		})
+		return &b.n, b.a[:capacity]
+	case capacity <= 16:
+		b := new(struct {
+			n node[K, V]
+			a [16]e
+		})
+		return &b.n, b.a[:capacity]
+	default:
+		b := new(struct {
+			n node[K, V]
+			a [fanout]e
 		})
 		return &b.n, b.a[:capacity]
 	}
