@@ -103,7 +103,9 @@ func (v *version[K, V]) begin(in intent) bool {
 // finish makes the announced change and ends it. Writer only.
 func (v *version[K, V]) finish() {
 	v.in.apply()
-	v.size.Store(v.in.size)
+	if v.size.Load() != v.in.size { // an overwrite keeps it: spare the store
+		v.size.Store(v.in.size)
+	}
 	v.stamp.Store(v.in.stamp)
 	if !v.status.CompareAndSwap(&v.in, nil) {
 		// A Freeze settled the version with this change included; mark it
