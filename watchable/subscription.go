@@ -125,11 +125,13 @@ type subscription[K comparable, V any] struct {
 	always  bool
 	opened  bool // record has prepared the window in this write
 	updates []Update[K, V]
-	// index locates each pending key in updates and remembers what the
-	// subscriber saw before the window. It is built lazily: a subscriber
-	// that reads every snapshot before the next write never needs it for the
-	// first snapshot's (possibly large) list.
-	index   map[K]pending[K, V]
+	// befores, parallel to updates, remembers what the subscriber saw of
+	// each pending key before the window; index locates the pending keys in
+	// updates once there are more than smallWindow of them. Both are made
+	// lazily: a subscriber that reads every snapshot before the next write
+	// never needs them for the first snapshot's (possibly large) list.
+	befores []before[V]
+	index   map[K]int
 	indexed bool
 }
 
@@ -137,11 +139,17 @@ type subscription[K comparable, V any] struct {
 // its next window rather than dropping.
 const maxReusedIndex = 256
 
-// pending is what the window knows about one changed key.
-type pending[K comparable, V any] struct {
-	pos       int // in updates
-	before    V   // the value in the subscriber's previous snapshot
-	hadBefore bool
+// smallWindow is the most pending keys a window finds by scanning its
+// updates; past it, it builds an index. Most windows hold a key or two (a
+// subscriber that keeps up, a keyed subscription), and a scan of a few
+// keys costs less than a Go map, in time and in memory touched.
+const smallWindow = 8
+
+// before is what the subscriber saw of a pending key in its previous
+// snapshot.
+type before[V any] struct {
+	val V
+	had bool
 }
 
 // open makes the window ready for changes: it reclaims an unread snapshot,
@@ -168,36 +176,63 @@ func (s *subscription[K, V]) open() {
 			// A Go map keeps its size when cleared, so an index that
 			// once held a large window (typically the whole first
 			// snapshot) would stay that large for the life of the
-			// subscription. Small ones are reused to save allocations.
+			// subscription. Small ones are reused to save allocations,
+			// and so is the befores slice.
 			if len(s.index) > maxReusedIndex {
 				s.index = nil
 			} else {
 				clear(s.index)
 			}
+			if cap(s.befores) > maxReusedIndex {
+				s.befores = nil
+			} else {
+				clear(s.befores)
+				s.befores = s.befores[:0]
+			}
 		}
 	}
 	if !s.indexed {
-		if s.index == nil {
-			s.index = make(map[K]pending[K, V], len(s.updates))
-		}
-		for i, u := range s.updates {
-			s.index[u.Key] = pending[K, V]{pos: i} // the first snapshot: nothing before
+		// The first snapshot: nothing before any of its keys.
+		s.befores = make([]before[V], len(s.updates))
+		if len(s.updates) > smallWindow {
+			s.buildIndex()
 		}
 		s.indexed = true
 	}
+}
+
+// buildIndex indexes the window's keys by position.
+func (s *subscription[K, V]) buildIndex() {
 	if s.index == nil {
-		s.index = make(map[K]pending[K, V])
+		s.index = make(map[K]int, len(s.updates))
 	}
+	for i, u := range s.updates {
+		s.index[u.Key] = i
+	}
+}
+
+// find returns the position of key in the window, if it is pending.
+func (s *subscription[K, V]) find(key K) (int, bool) {
+	if len(s.index) > 0 || len(s.updates) > smallWindow {
+		pos, ok := s.index[key]
+		return pos, ok
+	}
+	for i := range s.updates {
+		if s.updates[i].Key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // record merges one change into the window. hasAfter reports whether the
 // subscriber sees the key after the change: for a subset subscription,
 // whether the new value is included.
 func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
-	before, hadBefore, after := c.old, c.hadOld, c.new
+	prev, hadPrev, after := c.old, c.hadOld, c.new
 	if s.filtered {
-		before, hadBefore = s.view.Get(c.key)
-		if !hadBefore && !hasAfter {
+		prev, hadPrev = s.view.Get(c.key)
+		if !hadPrev && !hasAfter {
 			return
 		}
 		if hasAfter {
@@ -206,37 +241,50 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 			s.view, _ = s.view.Delete(c.key)
 		}
 	}
-	if c.silent && hadBefore == hasAfter {
+	if c.silent && hadPrev == hasAfter {
 		// An equal value replaced the one the subscriber knows: its next
 		// State holds the new value, but there is nothing to tell.
 		return
 	}
 	s.open()
-	p, ok := s.index[c.key]
+	pos, ok := s.find(c.key)
 	if !ok {
 		// Untouched since the previous snapshot, so the subscriber saw the
 		// value from just before this change.
-		p = pending[K, V]{pos: len(s.updates), before: before, hadBefore: hadBefore}
-		s.index[c.key] = p
-		s.updates = append(s.updates, Update[K, V]{})
+		pos = len(s.updates)
+		s.updates = append(s.updates, Update[K, V]{Key: c.key})
+		s.befores = append(s.befores, before[V]{val: prev, had: hadPrev})
+		switch {
+		case len(s.index) > 0:
+			s.index[c.key] = pos
+		case len(s.updates) > smallWindow:
+			s.buildIndex()
+		}
 	}
-	switch {
+	switch b := s.befores[pos]; {
 	case hasAfter:
-		s.updates[p.pos] = Update[K, V]{Key: c.key, Value: after}
-	case p.hadBefore:
-		s.updates[p.pos] = Update[K, V]{Key: c.key, Delete: true, Value: p.before}
+		s.updates[pos] = Update[K, V]{Key: c.key, Value: after}
+	case b.had:
+		s.updates[pos] = Update[K, V]{Key: c.key, Delete: true, Value: b.val}
 	default: // appeared and vanished within the window: no net change
 		last := len(s.updates) - 1
-		if p.pos != last {
-			moved := s.updates[last]
-			s.updates[p.pos] = moved
-			q := s.index[moved.Key]
-			q.pos = p.pos
-			s.index[moved.Key] = q
+		if pos != last {
+			s.updates[pos] = s.updates[last]
+			s.befores[pos] = s.befores[last]
+			if len(s.index) > 0 {
+				s.index[s.updates[pos].Key] = pos
+			}
 		}
 		s.updates[last] = Update[K, V]{}
+		s.befores[last] = before[V]{}
 		s.updates = s.updates[:last]
-		delete(s.index, c.key)
+		s.befores = s.befores[:last]
+		if len(s.index) > 0 {
+			delete(s.index, c.key)
+			if len(s.updates) <= smallWindow {
+				clear(s.index) // back to scanning
+			}
+		}
 	}
 }
 

@@ -205,3 +205,53 @@ func TestReadsDuringInPlaceWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowAcrossItsIndexThreshold drives a subscriber whose pending
+// window grows past the size where it starts indexing keys, and shrinks
+// back (keys that appear and vanish again), reading only now and then, and
+// checks every snapshot: applying its Updates to the previous snapshot's
+// contents gives its State, and deletes carry the value last seen.
+func TestWindowAcrossItsIndexThreshold(t *testing.T) {
+	var m watchable.Map[int, int]
+	defer m.Close()
+	sub := m.Subscribe(t.Context())
+	seen := map[int]int{}
+	read := func() {
+		t.Helper()
+		select {
+		case snap := <-sub:
+			for _, u := range snap.Updates {
+				if u.Delete {
+					if got, ok := seen[u.Key]; !ok || got != u.Value {
+						t.Fatalf("delete of %d carries %d; the subscriber saw %d (present %v)", u.Key, u.Value, got, ok)
+					}
+					delete(seen, u.Key)
+				} else {
+					seen[u.Key] = u.Value
+				}
+			}
+			if diff := cmp.Diff(snap.State.Map(), seen); diff != "" {
+				t.Fatalf("rebuilt view differs from State (-state +rebuilt):\n%s", diff)
+			}
+		default:
+		}
+	}
+	r := uint64(7)
+	for i := range 20000 {
+		r = r*6364136223846793005 + 1442695040888963407
+		k := int(r>>33) % 40
+		switch (r >> 20) % 4 {
+		case 0:
+			m.Delete(k)
+		default:
+			m.Store(k, i)
+		}
+		if (r>>40)%17 == 0 {
+			read()
+		}
+	}
+	read()
+	if diff := cmp.Diff(m.State().Map(), seen); diff != "" {
+		t.Fatalf("final view (-map +rebuilt):\n%s", diff)
+	}
+}
