@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/admin"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/file"
@@ -97,16 +98,22 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	if p.metrics, err = message.NewMetrics(metrics); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
+	requestMetrics, err := gateway.NewMetrics(metrics)
+	if err != nil {
+		return nil, err
+	}
 
 	p.pool = newPool(reg.Snapshots(), logger, p.metrics)
 	p.gateway = &Gateway{
-		ListenAddr:    cfg.GatewayAddr,
-		Table:         p.table,
-		Wait:          cfg.Wait,
-		Pool:          p.pool,
-		Logger:        logger,
-		Metrics:       p.metrics,
-		ShutdownGrace: shutdownGrace,
+		ListenAddr:     cfg.GatewayAddr,
+		Table:          p.table,
+		Wait:           cfg.Wait,
+		Pool:           p.pool,
+		Logger:         logger,
+		Metrics:        p.metrics,
+		RequestMetrics: requestMetrics,
+		ServerOptions:  []httpserver.Option{httpserver.WithShutdownGrace(shutdownGrace)},
+		Own:            func() []string { return []string{p.control.Addr(), p.gateway.Addr()} },
 	}
 
 	maps := admin.NewMaps()
