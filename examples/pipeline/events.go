@@ -114,12 +114,13 @@ func (p *pipeline) announce(ctx context.Context) error {
 // banner is the text printed once the pipeline is ready: the addresses,
 // the token, and commands that work when pasted into a shell.
 func (p *pipeline) banner() string {
-	gw, ctl := p.gateway.Addr(), p.control.Addr()
+	gw, ctl, adm := p.gateway.Addr(), p.control.Addr(), p.admin.Addr()
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("switchyard pipeline ready")
 	line("  gateway        http://%s", gw)
-	line("  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+	line("  control plane  http://%s  (the registry's API /v1/ and /ws/, /healthz, /readyz)", ctl)
+	line("  admin          http://%s  (operators only: /debug/maps, /debug/runners, /metrics, /debug/pprof/)", adm)
 	if p.cfg.ConfigDir == "" {
 		line("  config         embedded (run with -config DIR to use files you can edit)")
 	} else {
@@ -152,7 +153,7 @@ func (p *pipeline) banner() string {
 		line("  curl -i %s%s/    # routed to it once registered", gw, strings.TrimSuffix(prefix, "/"))
 	}
 	line("  curl -X PUT %s/v1/services/RUNTIME_INSTANCE_ID/heartbeat -H \"Authorization: Bearer $SWITCHYARD_TOKEN\"    # within each %v lease", ctl, p.cfg.Lease)
-	line("  curl %s/debug/maps", ctl)
+	line("  curl %s/debug/maps", adm)
 	return b.String()
 }
 
