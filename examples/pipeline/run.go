@@ -69,6 +69,7 @@ type pipeline struct {
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
 	announced chan struct{}
+	lines     instanceLines
 }
 
 // run runs the pipeline until ctx is done.
