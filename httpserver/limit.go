@@ -176,6 +176,16 @@ type limitedConn struct {
 	once sync.Once
 }
 
+// CloseWrite sends the end of the stream while reading goes on, as
+// net/http does before closing a connection after a response, so that the
+// client gets the whole response rather than a reset.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {

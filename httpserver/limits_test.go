@@ -3,6 +3,7 @@ package httpserver_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -62,17 +63,46 @@ func TestBodyTimeout(t *testing.T) {
 }
 
 // A handler that answers without reading the body (a refused token) does
-// not leave the connection held by a client that trickles the body: what
-// net/http reads of it afterwards is bounded by the body timeout too.
-func TestBodyTimeoutBoundsUnreadBodies(t *testing.T) {
+// not leave the connection held by a client that trickles the body: the
+// server reads no more of it and closes the connection after the answer,
+// long before the body timeout.
+func TestUnreadBodiesAreNotWaitedFor(t *testing.T) {
 	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", http.StatusUnauthorized)
-	}), httpserver.WithBodyTimeout(100*time.Millisecond))
+	}), httpserver.WithBodyTimeout(waitTimeout))
 	start(t, s)
 	c := dial(t, s.Addr())
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
+	begin := time.Now()
 	if got := readAll(t, c); !strings.HasPrefix(got, "HTTP/1.1 401") {
 		t.Errorf("answer %q, want 401 and the connection closed", got)
+	}
+	if d := time.Since(begin); d > waitTimeout/2 {
+		t.Errorf("the connection was held %v: the server waited for the body", d)
+	}
+}
+
+// A handler that reads the whole body keeps the connection for the next
+// request.
+func TestReadBodiesKeepTheConnection(t *testing.T) {
+	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, "got "+string(b))
+	}), httpserver.WithBodyTimeout(waitTimeout))
+	start(t, s)
+	c := dial(t, s.Addr())
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
+	for _, body := range []string{"one", "two"} {
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request with body %q on the same connection: %v", body, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "got "+body {
+			t.Errorf("answer %q", b)
+		}
 	}
 }
 
