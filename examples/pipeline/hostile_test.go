@@ -335,4 +335,3 @@ func pause(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	}
 }
-
