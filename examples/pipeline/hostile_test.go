@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -37,10 +40,12 @@ type hostileSize struct {
 }
 
 // TestHostileClients runs the pipeline on loopback and attacks its control
-// listener as issue 11 did, with connections that trickle a registration
-// body under a wrong token and WebSockets that never authenticate, while a
-// normal client measures the latency of /healthz and of a routed GET,
-// first without the attack and then during it. Every hostile connection
+// listener as issue 11 did, from a process of its own, with connections
+// that trickle a registration body under a wrong token (each attacker
+// connects again a second after the server closes its connection) and
+// WebSockets that never authenticate, while a normal client measures the
+// latency of /healthz and of a routed GET, first without the attack and
+// then during it. Every hostile connection
 // must be closed within its timeout, and every normal request must
 // succeed; the p99s are logged, and compared (-hostile.strict fails when
 // the one under attack is over twice the other).
@@ -77,47 +82,25 @@ func TestHostileClients(t *testing.T) {
 	targets := []string{e.control + "/healthz", e.gateway + "/petstore/pets"}
 	quiet := measure(t, normal, targets, size.window)
 
-	ctx, stopSlow := context.WithCancel(context.Background())
-	defer stopSlow()
 	ctl := strings.TrimPrefix(e.control, "http://")
-	slow := &holds{}
-	var wg sync.WaitGroup
-	for range size.slowBodies {
-		wg.Add(1)
-		go func() { defer wg.Done(); slowBody(ctx, ctl, size.bodyTimeout, slow) }()
-	}
-	socks := &holds{}
-	dialed := make(chan struct{}, size.sockets)
-	for range size.sockets {
-		wg.Add(1)
-		go func() { defer wg.Done(); idleSocket(ctl, size.authTimeout, socks, dialed) }()
-	}
-	for range size.sockets { // the sockets are open: the attack is on
-		select {
-		case <-dialed:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("sockets not open after 60s: %+v", socks.summary())
-		}
-	}
+	attack := startAttacker(t, ctl, size)
 	attacked := measure(t, normal, targets, size.window)
-	stopSlow()
-	wg.Wait()
+	s, w := attack.stop(t)
 
-	s, w := slow.summary(), socks.summary()
 	t.Logf("slow-body connections: %d made, %d closed by the server, longest held %v (timeout %v); %d dials failed",
-		s.made, s.closed, s.longest.Round(time.Millisecond), size.bodyTimeout, s.dialErrors)
+		s.Made, s.Closed, s.Longest.Round(time.Millisecond), size.bodyTimeout, s.DialErrors)
 	t.Logf("sockets: %d opened, %d closed by the server with 1008, longest held %v (timeout %v); %d dials failed",
-		w.made, w.closed, w.longest.Round(time.Millisecond), size.authTimeout, w.dialErrors)
-	if s.made == 0 || s.closed != s.made {
-		t.Errorf("%d of %d slow-body connections were not closed by the server within %v", s.made-s.closed, s.made, size.bodyTimeout+hostileSlack)
+		w.Made, w.Closed, w.Longest.Round(time.Millisecond), size.authTimeout, w.DialErrors)
+	if s.Made == 0 || s.Closed != s.Made {
+		t.Errorf("%d of %d slow-body connections were not closed by the server within %v", s.Made-s.Closed, s.Made, size.bodyTimeout+hostileSlack)
 	}
-	if w.made != size.sockets || w.closed != w.made {
-		t.Errorf("%d of %d sockets opened; %d not closed with 1008 within %v", w.made, size.sockets, w.made-w.closed, size.authTimeout+hostileSlack)
+	if w.Made != size.sockets || w.Closed != w.Made {
+		t.Errorf("%d of %d sockets opened; %d not closed with 1008 within %v", w.Made, size.sockets, w.Made-w.Closed, size.authTimeout+hostileSlack)
 	}
 	c := e.p.registry.Counters()
 	t.Logf("registry counters: %+v", c)
-	if c.AuthTimeouts != uint64(w.made) {
-		t.Errorf("registry counted %d authentication timeouts, want %d", c.AuthTimeouts, w.made)
+	if c.AuthTimeouts != uint64(w.Made) {
+		t.Errorf("registry counted %d authentication timeouts, want %d", c.AuthTimeouts, w.Made)
 	}
 
 	verdict := "PASS"
@@ -229,35 +212,42 @@ func measure(t *testing.T, c *http.Client, targets []string, window time.Duratio
 	return out
 }
 
-// holds counts hostile connections and how long the server held them.
+// holdCount says how many hostile connections were made, how many the
+// server closed in time, and how long it held them at most.
+type holdCount struct {
+	Made       int
+	Closed     int // by the server, within the timeout
+	DialErrors int
+	Longest    time.Duration
+}
+
+// holds counts hostile connections as they end; it is safe for
+// concurrent use.
 type holds struct {
-	mu         sync.Mutex
-	made       int
-	closed     int // by the server, within the timeout
-	dialErrors int
-	longest    time.Duration
+	mu sync.Mutex
+	c  holdCount
 }
 
 func (h *holds) add(held time.Duration, closedInTime bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.made++
+	h.c.Made++
 	if closedInTime {
-		h.closed++
+		h.c.Closed++
 	}
-	h.longest = max(h.longest, held)
+	h.c.Longest = max(h.c.Longest, held)
 }
 
 func (h *holds) dialFailed() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.dialErrors++
+	h.c.DialErrors++
 }
 
-func (h *holds) summary() holds {
+func (h *holds) summary() holdCount {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return holds{made: h.made, closed: h.closed, dialErrors: h.dialErrors, longest: h.longest}
+	return h.c
 }
 
 // slowBody opens connections to addr that send the headers of a
@@ -311,7 +301,9 @@ func slowBody(ctx context.Context, addr string, timeout time.Duration, h *holds)
 func idleSocket(addr string, timeout time.Duration, h *holds, dialed chan<- struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+hostileSlack+30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws/microservice", &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws/microservice", &websocket.DialOptions{HTTPClient: &http.Client{Transport: transport}})
 	if err != nil {
 		h.dialFailed()
 		dialed <- struct{}{}
@@ -324,6 +316,128 @@ func idleSocket(addr string, timeout time.Duration, h *holds, dialed chan<- stru
 	defer rcancel()
 	_, _, err = c.Read(rctx)
 	h.add(time.Since(start), websocket.CloseStatus(err) == websocket.StatusPolicyViolation)
+}
+
+// attackerEnv carries the attack to the attacker process: the target
+// address and the size, as JSON.
+const attackerEnv = "SWITCHYARD_HOSTILE_ATTACK"
+
+// attackOrder is what the attacker process is told to do.
+type attackOrder struct {
+	Addr        string
+	SlowBodies  int
+	Sockets     int
+	AuthTimeout time.Duration
+	BodyTimeout time.Duration
+}
+
+// attackReport is what the attacker process reports once stopped.
+type attackReport struct {
+	SlowBodies, Sockets holdCount
+}
+
+// attacker is the attacker process, as TestHostileClients sees it.
+type attacker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *syncBuffer
+}
+
+// startAttacker runs the attack against addr in a process of its own (this
+// test binary, running TestHostileAttacker), as a hostile client would be,
+// so that its goroutines and garbage do not share the server's runtime;
+// it returns once every socket of the attack is open.
+func startAttacker(t *testing.T, addr string, size hostileSize) *attacker {
+	t.Helper()
+	order, _ := json.Marshal(attackOrder{Addr: addr, SlowBodies: size.slowBodies, Sockets: size.sockets,
+		AuthTimeout: size.authTimeout, BodyTimeout: size.bodyTimeout})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileAttacker$", "-test.count=1")
+	cmd.Env = append(os.Environ(), attackerEnv+"="+string(order))
+	a := &attacker{cmd: cmd, stderr: newSyncBuffer()}
+	cmd.Stderr = a.stderr
+	var err error
+	if a.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.lines = bufio.NewScanner(out)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line := a.next(t); line != "attacking" {
+		t.Fatalf("attacker: %q, want it attacking\nstderr:\n%s", line, a.stderr.String())
+	}
+	return a
+}
+
+// next returns the next line the attacker printed that is addressed to
+// the test.
+func (a *attacker) next(t *testing.T) string {
+	t.Helper()
+	for a.lines.Scan() {
+		if line, ok := strings.CutPrefix(a.lines.Text(), "attacker: "); ok {
+			return line
+		}
+	}
+	t.Fatalf("the attacker ended: %v\nstderr:\n%s", a.lines.Err(), a.stderr.String())
+	return ""
+}
+
+// stop ends the slow-body connections, waits for the server to close the
+// sockets, and returns what the attacker saw.
+func (a *attacker) stop(t *testing.T) (slow, sockets holdCount) {
+	t.Helper()
+	a.stdin.Close() // the signal to stop
+	var r attackReport
+	if err := json.Unmarshal([]byte(a.next(t)), &r); err != nil {
+		t.Fatalf("attacker's report: %v", err)
+	}
+	if err := a.cmd.Wait(); err != nil {
+		t.Errorf("attacker: %v\nstderr:\n%s", err, a.stderr.String())
+	}
+	return r.SlowBodies, r.Sockets
+}
+
+// TestHostileAttacker is the attacker process of TestHostileClients; it
+// does nothing when run otherwise. It opens the sockets, says "attacking",
+// keeps the slow-body connections coming until its standard input closes,
+// waits for the server to close every socket, and prints its report.
+func TestHostileAttacker(t *testing.T) {
+	env := os.Getenv(attackerEnv)
+	if env == "" {
+		t.Skip("the attacker process of TestHostileClients")
+	}
+	var o attackOrder
+	if err := json.Unmarshal([]byte(env), &o); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stopSlow := context.WithCancel(context.Background())
+	defer stopSlow()
+	slow, socks := &holds{}, &holds{}
+	var wg sync.WaitGroup
+	dialed := make(chan struct{}, o.Sockets)
+	for range o.Sockets {
+		wg.Add(1)
+		go func() { defer wg.Done(); idleSocket(o.Addr, o.AuthTimeout, socks, dialed) }()
+	}
+	for range o.Sockets {
+		<-dialed
+	}
+	for range o.SlowBodies {
+		wg.Add(1)
+		go func() { defer wg.Done(); slowBody(ctx, o.Addr, o.BodyTimeout, slow) }()
+	}
+	fmt.Println("attacker: attacking")
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the test closes it
+	stopSlow()
+	wg.Wait()
+	report, _ := json.Marshal(attackReport{SlowBodies: slow.summary(), Sockets: socks.summary()})
+	fmt.Println("attacker: " + string(report))
 }
 
 // pause waits for d or the end of ctx.
