@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchyard-go/switchyard/admin"
 	"github.com/switchyard-go/switchyard/discovery"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/provider/registry"
 )
 
@@ -606,4 +607,32 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	in.srv.Close()
 	e.client.CloseIdleConnections()
 	goleak.VerifyNone(t, ignore)
+}
+
+// One dead and one live instance registered with the registry, both
+// heartbeating: 20 of 20 GETs succeed; those that meet the dead one first
+// are retried on the live one, until the dead one is ejected.
+func TestDeadAndLiveInstances(t *testing.T) {
+	e := startPipeline(t, map[string]string{"routes.yaml": "kind: Route\nmetadata:\n  name: resilient\nspec:\n  pathPrefix: /resilient\n  serviceId: resilient\n"})
+	e.register("resilient", "live")
+	dead := e.register("resilient", "dead")
+	dead.srv.Close() // it goes on heartbeating: the registry sees it connected
+	e.waitFor("both instances routed", "/resilient", func(reply) bool {
+		r, ok := e.p.table.Load("resilient")
+		return ok && len(r.Targets) == 2
+	})
+	retried := 0
+	for i := range 20 {
+		r := e.get("/resilient/x")
+		if r.status != 200 || r.body["backend"] != "live" {
+			t.Fatalf("GET %d: %d %s", i, r.status, r.raw)
+		}
+		if r.header.Get(gateway.HeaderRetries) == "1" {
+			retried++
+		}
+	}
+	t.Logf("20 of 20 GETs succeeded; %d retried on the live instance", retried)
+	if retried == 0 || retried > gateway.DefaultEjectAfter {
+		t.Errorf("%d GETs retried, want between 1 and %d (the dead instance is ejected after %d failures)", retried, gateway.DefaultEjectAfter, gateway.DefaultEjectAfter)
+	}
 }
