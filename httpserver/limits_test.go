@@ -211,3 +211,40 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("ProcessMaxConnections() = %d, want at least 64", n)
 	}
 }
+
+// A hijacked connection (a WebSocket, say), which net/http's Shutdown does
+// not wait for, gets to end cleanly once the shutdown begins: its
+// request's context lives until it has closed.
+func TestShutdownWaitsForHijackedConnections(t *testing.T) {
+	hijacked := make(chan struct{})
+	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+		buf.Flush()
+		close(hijacked)
+		<-httpserver.Draining(r.Context())
+		time.Sleep(50 * time.Millisecond) // a close handshake takes a moment
+		if r.Context().Err() != nil {
+			buf.WriteString("cancelled before goodbye")
+		} else {
+			buf.WriteString("goodbye")
+		}
+		buf.Flush()
+	}), httpserver.WithShutdownGrace(waitTimeout))
+	r := start(t, s)
+	c := dial(t, s.Addr())
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+	receive(t, hijacked, "the connection hijacked")
+	r.stop()
+	got := readAll(t, c)
+	if !strings.HasSuffix(got, "\r\n\r\ngoodbye") {
+		t.Errorf("the hijacked connection got %q, want its goodbye", got)
+	}
+	if err := r.wait(); err != nil {
+		t.Error(err)
+	}
+}
