@@ -187,7 +187,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeFieldError(w, http.StatusForbidden, ferr)
 		return
 	}
-	id, err := r.store.register(reg, nil)
+	id, err := r.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		r.limitReached(httpRefusal(req, err.Error()))

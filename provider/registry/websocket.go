@@ -335,7 +335,7 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 		s.r.forbidden(s.refused("service/register", ferr.Error()))
 		return nil, &RPCError{Code: CodeForbidden, Message: "forbidden: " + ferr.Error(), Data: ferr}
 	}
-	id, err := s.r.store.register(reg, s)
+	id, err := s.r.register(reg, s)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		s.r.limitReached(s.refused("service/register", err.Error()))
