@@ -59,6 +59,7 @@ type Registry struct {
 	snapshots *snapshotGrouping
 
 	encodings encodings // shared JSON of watch answers
+	deltas    deltas    // shared JSON of delta watch answers
 	index     serviceIndex
 
 	mu      sync.Mutex
