@@ -239,6 +239,7 @@ func TestLeaderOnlyReportsCampaignErrors(t *testing.T) {
 
 func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 	e := newMemEngine()
+	items := new(watchable.Map[string, int])
 	tests := []struct {
 		name string
 		make func()
@@ -247,9 +248,16 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 		{"grace on LeaderOnly", func() {
 			runner.LeaderOnly(e.replica("a"), newLeaderJob("j"), runner.WithGrace(time.Second))
 		}, "runner.LeaderOnly: runner.WithGrace:"},
+		{"balance on LeaderOnly", func() {
+			runner.LeaderOnly(e.replica("a"), newLeaderJob("j"), runner.WithLogger(quiet), runner.WithBalance(runner.Balance{}))
+		}, "runner.LeaderOnly: runner.WithBalance:"},
 		{"clock and backoff on a group", func() {
 			runner.NewGroup(runner.WithClock(newFakeClock()), runner.WithBackoff(1, 2))
 		}, "runner.NewGroup: runner.WithClock, runner.WithBackoff:"},
+		{"grace on Shard", func() {
+			runner.Shard("s", items.View(), func(k string) string { return k }, e.replica("a"),
+				func(context.Context, string) error { return nil }, runner.WithGrace(time.Second))
+		}, "runner.Shard: runner.WithGrace:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ type config struct {
 	grace   time.Duration
 	clock   Clock
 	backoff [2]time.Duration // min, max; zero: defaults
+	balance Balance
 	// restricted lists the options given that apply to some constructors
 	// only, for newConfig to refuse where they do not.
 	restricted []restricted
