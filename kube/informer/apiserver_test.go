@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -337,28 +336,6 @@ func TestInformerRelistsAfterCompaction(t *testing.T) {
 	}
 }
 
-const widgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.test.switchyard.dev
-spec:
-  group: test.switchyard.dev
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // TestInformerReportsMissingCRD starts an informer of a custom resource
 // whose CRD is not installed: the runner is running but not ready, and says
 // why; once the CRD is installed the informer lists it, without a restart.
@@ -369,7 +346,7 @@ func TestInformerReportsMissingCRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gvr := schema.GroupVersionResource{Group: "test.switchyard.dev", Version: "v1", Resource: "widgets"}
+	gvr := kubetest.WidgetResource
 	inf := informer.NewUnstructured(dyn, gvr, "default", informer.WithLogger(testrun.Quiet), informer.WithBackoff(100*time.Millisecond, time.Second))
 	if inf.Name() != "kube:widgets.v1.test.switchyard.dev" {
 		t.Errorf("Name = %q", inf.Name())
@@ -391,7 +368,7 @@ func TestInformerReportsMissingCRD(t *testing.T) {
 	}
 	t.Logf("reported: %s", st.Problems["list"])
 
-	kubetest.InstallCRD(t, c.Config(), []byte(widgetCRD))
+	kubetest.InstallCRD(t, c.Config(), []byte(kubetest.WidgetCRD))
 	w := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "test.switchyard.dev/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "w", "namespace": "default"},
