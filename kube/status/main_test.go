@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard-go/switchyard/internal/testrun"
-	"github.com/switchyard-go/switchyard/kube/status"
+	"github.com/switchyard-go/switchyard/runner"
 	"go.uber.org/goleak"
 )
 
@@ -30,7 +30,7 @@ func newElector() *elector {
 	return &elector{campaigns: make(chan struct{}, 16), grants: make(chan *term)}
 }
 
-func (e *elector) Campaign(ctx context.Context) (status.Term, error) {
+func (e *elector) Campaign(ctx context.Context) (runner.Term, error) {
 	e.campaigns <- struct{}{}
 	select {
 	case t := <-e.grants:

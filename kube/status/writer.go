@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-go/switchyard/kube/informer"
@@ -19,22 +18,21 @@ import (
 
 // Writer is a runner that writes desired statuses to the status
 // subresource while its process leads; see NewWriter. It implements
-// runner.Runner. Name is safe to call at any time; Run may be called again
-// after it has returned, not while it runs.
+// runner.Runner. Its methods are safe to call at any time; Run may be
+// called again after it has returned, not while it runs.
 type Writer[V informer.Object, S any] struct {
 	name    string
 	objects watchable.View[types.NamespacedName, V]
 	desired watchable.View[types.NamespacedName, S]
 	target  Target[V, S]
-	leader  Elector
+	leader  *runner.Leader
 	cfg     config
-	running atomic.Bool
 
 	idle func() // tests: called whenever nothing is left to do
 }
 
 // NewWriter returns a Writer that keeps the status of every object of
-// objects that has an entry in desired equal to that entry, while leader
+// objects that has an entry in desired equal to that entry, while elector
 // elects this process.
 //
 // objects is the program's picture of the objects, usually an
@@ -45,92 +43,49 @@ type Writer[V informer.Object, S any] struct {
 // (not created yet, or deleted), and a deleted desired status are left
 // alone: the Writer writes no status it was not given.
 //
-// Run campaigns with leader and writes only during the terms it wins: when
-// a term begins it checks every desired status, then every change of
-// either map; when the term ends it stops (an update in flight is
-// cancelled) and campaigns again; when Run's context ends during a term, it
-// resigns, so that another replica leads at once. Give each Writer an
-// Elector of its own.
+// The Writer runs under runner.LeaderOnly(elector, ...): it writes only
+// during the terms it wins, and checks every desired status when a term
+// begins, then every change of either map; when a term ends it stops (an
+// update in flight is cancelled) and campaigns again; when Run's context
+// ends during a term, it resigns, so that another replica leads at once.
+// Give each Writer an Elector of its own (one candidacy per election).
 //
-// Problems are reported through runner.HealthOf under "election" and under
-// "status " followed by the object's namespace/name, and cleared once
-// solved.
+// Problems are reported through runner.HealthOf: the election's under
+// runner.ProblemElection, an object's under "status " followed by its
+// namespace/name; each is cleared once solved.
 func NewWriter[V informer.Object, S any](
 	name string,
 	objects watchable.View[types.NamespacedName, V],
 	desired watchable.View[types.NamespacedName, S],
 	target Target[V, S],
-	leader Elector,
+	elector runner.Elector,
 	opts ...Option,
 ) *Writer[V, S] {
 	if target.Client == nil || target.Status == nil || target.SetStatus == nil {
 		panic(fmt.Sprintf("status.NewWriter %s: the Target needs Client, Status and SetStatus", name))
 	}
-	return &Writer[V, S]{name: name, objects: objects, desired: desired, target: target, leader: leader, cfg: newConfig(opts)}
+	w := &Writer[V, S]{name: name, objects: objects, desired: desired, target: target, cfg: newConfig(opts)}
+	w.leader = runner.LeaderOnly(elector, runner.Func(name, w.lead),
+		runner.WithLogger(w.cfg.logger), runner.WithBackoff(w.cfg.minBackoff, w.cfg.maxBackoff))
+	return w
 }
 
 // Name returns the name given to NewWriter.
 func (w *Writer[V, S]) Name() string { return w.name }
 
+// Leading returns the map in which the Writer publishes its term, under its
+// Name, while it leads (and so writes); it is empty otherwise. See
+// runner.Leader.Leading.
+func (w *Writer[V, S]) Leading() watchable.View[string, runner.Ownership] { return w.leader.Leading() }
+
 // Run campaigns and writes while leading, until ctx is done; then it
 // resigns a term it holds and returns nil.
-func (w *Writer[V, S]) Run(ctx context.Context) error {
-	if !w.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("status writer %s: already running", w.name)
-	}
-	defer w.running.Store(false)
-	log := w.cfg.logger.With("runner", w.name)
-	health := runner.HealthOf(ctx)
-	delay := w.cfg.minBackoff
-	for {
-		term, err := w.leader.Campaign(ctx)
-		if ctx.Err() != nil {
-			if term != nil {
-				w.resign(ctx, term, log)
-			}
-			return nil
-		}
-		if err != nil {
-			health.Report("election", fmt.Errorf("campaign: %w", err))
-			log.Warn("campaign failed", "error", err)
-			if !sleep(ctx, jitter(delay)) {
-				return nil
-			}
-			delay = min(2*delay, w.cfg.maxBackoff)
-			continue
-		}
-		health.Report("election", nil)
-		delay = w.cfg.minBackoff
-		log.Info("leading: writing statuses", "token", term.Token())
-
-		tctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-term.Done():
-				cancel()
-			case <-tctx.Done():
-			}
-		}()
-		w.lead(tctx, log, health)
-		cancel()
-		if ctx.Err() != nil {
-			w.resign(ctx, term, log)
-			return nil
-		}
-		log.Info("term ended: not writing statuses", "token", term.Token())
-	}
-}
-
-func (w *Writer[V, S]) resign(ctx context.Context, term Term, log *slog.Logger) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := term.Resign(rctx); err != nil {
-		log.Warn("resign", "error", err)
-	}
-}
+func (w *Writer[V, S]) Run(ctx context.Context) error { return w.leader.Run(ctx) }
 
 // lead writes until ctx, the term's, is done.
-func (w *Writer[V, S]) lead(ctx context.Context, log *slog.Logger, health runner.Health) {
+func (w *Writer[V, S]) lead(ctx context.Context) error {
+	log := w.cfg.logger.With("runner", w.name)
+	health := runner.HealthOf(ctx)
 	objSub := w.objects.Subscribe(ctx)
 	desSub := w.desired.Subscribe(ctx)
 	var objs watchable.State[types.NamespacedName, V]
@@ -160,20 +115,20 @@ func (w *Writer[V, S]) lead(ctx context.Context, log *slog.Logger, health runner
 		select {
 		case s, ok := <-objSub:
 			if !ok {
-				return
+				return nil
 			}
 			onObjects(s)
 			continue
 		case s, ok := <-desSub:
 			if !ok {
-				return
+				return nil
 			}
 			onDesired(s)
 			continue
 		default:
 		}
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		if k, ok := q.next(time.Now()); ok {
 			w.sync(ctx, k, objs, des, q, log, health)
@@ -184,15 +139,15 @@ func (w *Writer[V, S]) lead(ctx context.Context, log *slog.Logger, health runner
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case s, ok := <-objSub:
 			if !ok {
-				return
+				return nil
 			}
 			onObjects(s)
 		case s, ok := <-desSub:
 			if !ok {
-				return
+				return nil
 			}
 			onDesired(s)
 		case <-q.wake():
@@ -357,15 +312,3 @@ func (q *queue) stop() { q.timer.Stop() }
 // jitter returns a duration between d/2 and d, so that replicas that failed
 // together do not retry together.
 func jitter(d time.Duration) time.Duration { return d/2 + rand.N(d/2+1) }
-
-// sleep waits d, and reports false if ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -70,7 +70,7 @@ func newPodFixture(t *testing.T, pods ...runtime.Object) *podFixture {
 	return f
 }
 
-func (f *podFixture) writer(e status.Elector, opts ...status.Option) *status.Writer[*corev1.Pod, corev1.PodStatus] {
+func (f *podFixture) writer(e runner.Elector, opts ...status.Option) *status.Writer[*corev1.Pod, corev1.PodStatus] {
 	opts = append([]status.Option{status.WithLogger(testrun.Quiet)}, opts...)
 	return status.NewWriter("pod-status", f.pods.Output(), f.desired.View(), podTarget(f.cs, &f.updates), e, opts...)
 }
