@@ -142,13 +142,14 @@ func (p *process) kill() {
 func TestTwoPipelines(t *testing.T) {
 	bin := buildPipeline(t)
 	ctlAddr, gwAddr, gwControl := freeAddr(t), freeAddr(t), freeAddr(t)
-	controllerArgs := []string{"-gateway-addr", freeAddr(t), "-control-addr", ctlAddr, "-demo=false", "-lease", "1s", "-log-level", "warn"}
+	controllerArgs := []string{"-gateway-addr", freeAddr(t), "-control-addr", ctlAddr, "-admin-addr", freeAddr(t),
+		"-demo=false", "-lease", "1s", "-log-level", "warn"}
 	ctl := startProcess(t, "controller", bin, controllerArgs...)
 	ctl.waitLine("switchyard pipeline ready")
 	controller := "http://" + ctlAddr
 
 	gw := startProcess(t, "gateway", bin, "-registry-url", controller, "-gateway-addr", gwAddr, "-control-addr", gwControl,
-		"-demo=false", "-log-level", "warn")
+		"-admin-addr", freeAddr(t), "-demo=false", "-log-level", "warn")
 	ready := gw.waitLine(`registry +remote controller`)
 	if !strings.Contains(ready, controller) || !strings.Contains(ready, "instance ") {
 		t.Errorf("banner line %q: want the controller and the gateway's instance", ready)

@@ -85,7 +85,7 @@ func TestRemoteController(t *testing.T) {
 	}
 
 	// Its maps: the mirror, no instances.
-	maps := gw.do("GET", gw.control+"/debug/maps", "", "", nil)
+	maps := gw.do("GET", gw.admin+"/debug/maps", "", "", nil)
 	if !strings.Contains(maps.raw, `"discovery"`) || strings.Contains(maps.raw, `"instances"`) {
 		t.Errorf("/debug/maps of the gateway: want discovery (the mirror) and no instances")
 	}
