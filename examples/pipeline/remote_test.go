@@ -35,6 +35,9 @@ func startGatewayOf(t testing.TB, url string, configure func(*config)) *e2e {
 		}
 	}, nil)
 	e.waitReady()
+	// The banner follows readiness: the announce runner prints it once
+	// the group is ready.
+	eventually(t, "banner printed", func() bool { return strings.Contains(e.out.String(), "\ntry:\n") })
 	return e
 }
 
