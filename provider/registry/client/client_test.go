@@ -23,10 +23,7 @@ func TestClientRegistersLooksUpAndMirrors(t *testing.T) {
 	ctrl := startController(t, "127.0.0.1:0")
 	logs := &syncBuffer{}
 	reg := ctrl.registry()
-	petID, err := reg.Register(registry.Registration{ServiceID: "pets", Environment: "staging", Protocol: "http", Address: "127.0.0.1", Port: 8081})
-	if err != nil {
-		t.Fatal(err)
-	}
+	petID := register(t, reg, registry.Registration{ServiceID: "pets", Environment: "staging", Protocol: "http", Address: "127.0.0.1", Port: 8081})
 
 	c, err := client.New(ctrl.url(), client.WithToken(testToken), quiet(t), client.WithRegistration(gateway),
 		client.WithServices("pets"), fast, client.WithLogger(logger(logs)))
@@ -118,9 +115,7 @@ func TestClientRegistersLooksUpAndMirrors(t *testing.T) {
 
 func TestClientDiscoversWithoutRegistering(t *testing.T) {
 	ctrl := startController(t, "127.0.0.1:0")
-	if _, err := ctrl.registry().Register(registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081}); err != nil {
-		t.Fatal(err)
-	}
+	register(t, ctrl.registry(), registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081})
 	c, err := client.New(ctrl.url()+"/ws/discovery?ignored=1", client.WithToken(testToken), quiet(t), fast)
 	if err != nil {
 		t.Fatal(err)
@@ -152,10 +147,7 @@ func TestClientDiscoversWithoutRegistering(t *testing.T) {
 func TestClientSurvivesControllerRestart(t *testing.T) {
 	ctrl := startController(t, "127.0.0.1:0")
 	pet := registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081}
-	petID, err := ctrl.registry().Register(pet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	petID := register(t, ctrl.registry(), pet)
 	c, err := client.New(ctrl.url(), client.WithToken(testToken), quiet(t), client.WithRegistration(gateway),
 		client.WithServices("pets"), fast, client.WithKeepAlive(time.Second))
 	if err != nil {
@@ -178,11 +170,22 @@ func TestClientSurvivesControllerRestart(t *testing.T) {
 		t.Errorf("mirror while the controller is down: %v, want pets kept", c.Snapshots().LoadAll())
 	}
 
-	pet.RuntimeInstanceID = petID // the pet registers again, proposing its id
+	// The pet registers again, proposing its id, before the restarted
+	// controller serves (prepare runs on its goroutine: no t.Fatal).
+	pet.RuntimeInstanceID = petID
 	ctrl.prepare = func(r *registry.Registry) {
 		if got, err := r.Register(pet); err != nil || got != petID {
-			t.Errorf("pet registering again: %q, %v", got, err)
+			t.Errorf("pet registering again: %q, %v; want %q", got, err, petID)
+			return
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		for snap := range r.Snapshots().Subscribe(ctx) {
+			if _, ok := snap.State.Get(petsKey); ok {
+				return
+			}
+		}
+		t.Errorf("the restarted controller's snapshots lack pets after %v", waitFor)
 	}
 	ctrl.start()
 	eventually(t, "client reconnected", func() bool { return c.Status().Connected })

@@ -39,8 +39,16 @@ func Example() {
 	go func() { done <- gateway.Run(ctx) }()
 	<-gateway.Ready()
 
-	// The mirror is ready: it holds what the controller knows of pets.
-	snap, _ := gateway.Snapshots().Load(registry.DiscoveryKey{ServiceID: "pets", Protocol: "http"})
+	// The mirror is ready: it holds what the controller knew of pets when
+	// the gateway subscribed. The controller derives its snapshots an
+	// instant after a registration, so wait for the data, not the clock.
+	pets := registry.DiscoveryKey{ServiceID: "pets", Protocol: "http"}
+	var snap *registry.DiscoverySnapshot
+	for s := range gateway.Snapshots().Subscribe(ctx) {
+		if snap, _ = s.State.Get(pets); snap != nil {
+			break
+		}
+	}
 	fmt.Println("mirrored pets nodes:", len(snap.Nodes), "usable:", snap.Nodes[0].Usable())
 	looked, err := gateway.Lookup(ctx, registry.DiscoveryKey{ServiceID: "gateway"})
 	fmt.Println("the gateway looks itself up:", len(looked.Nodes), err)

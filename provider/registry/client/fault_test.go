@@ -17,9 +17,7 @@ import (
 // A change made while it was away arrives once it is back.
 func TestReconnectPublishesOnlyChanges(t *testing.T) {
 	ctrl := startController(t, "127.0.0.1:0")
-	if _, err := ctrl.registry().Register(registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081}); err != nil {
-		t.Fatal(err)
-	}
+	register(t, ctrl.registry(), registry.Registration{ServiceID: "pets", Protocol: "http", Address: "127.0.0.1", Port: 8081})
 	proxy, err := faultproxy.New(ctrl.addr)
 	if err != nil {
 		t.Fatal(err)

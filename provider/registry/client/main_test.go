@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,4 +282,20 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
+}
+
+// register registers r in reg and waits until reg's Snapshots show it:
+// they are derived from the instances a moment later, and a subscription
+// started before then would first see the snapshot without it.
+func register(t testing.TB, reg *registry.Registry, r registry.Registration) string {
+	t.Helper()
+	id, err := reg.Register(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, reg.Snapshots(), "instance "+id+" in the snapshots", func(st watchable.State[registry.DiscoveryKey, *registry.DiscoverySnapshot]) bool {
+		s, ok := st.Get(registry.DiscoveryKey{ServiceID: r.ServiceID, EnvTag: r.EnvTag, Protocol: r.Protocol})
+		return ok && slices.ContainsFunc(s.Nodes, func(n registry.Instance) bool { return n.RuntimeInstanceID == id })
+	})
+	return id
 }
