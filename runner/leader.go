@@ -117,6 +117,7 @@ func (l *Leader) Run(ctx context.Context) error {
 			return nil
 		case ended:
 			log.Warn("leadership lost", "token", term.Token())
+			resign(ctx, term, log) // nothing to end: lets the engine clean up
 			continue
 		}
 		// r returned while leading.
@@ -168,11 +169,10 @@ func (l *Leader) lead(ctx context.Context, term Term) (err error) {
 }
 
 // resign ends term, with a context of its own when ctx is done, so that
-// the next leader need not wait for the term to expire.
+// the next leader need not wait for the term to expire. A term that has
+// ended is resigned too: that does nothing, but lets the engine release
+// what it kept for it before the call returns.
 func resign(ctx context.Context, term Term, log *slog.Logger) {
-	if isDone(term.Done()) {
-		return
-	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ResignTimeout)
 	defer cancel()
 	if err := term.Resign(rctx); err != nil {
