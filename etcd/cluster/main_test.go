@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -15,6 +16,10 @@ import (
 var zapNop = zap.NewNop()
 
 func TestMain(m *testing.M) {
+	// The process tests run this test binary as their replicas.
+	if len(os.Args) > 1 && os.Args[1] == replicaArg {
+		os.Exit(replicaMain(os.Args[2:]))
+	}
 	goleak.VerifyTestMain(m)
 }
 
