@@ -28,6 +28,7 @@ import (
 type instanceStore struct {
 	lease         time.Duration
 	maxPerService int
+	maxTotal      int
 	log           *slog.Logger
 	now           func() time.Time // the clock of leases and of the times in Instance
 
@@ -67,6 +68,7 @@ func newInstanceStore(cfg config) *instanceStore {
 	s := &instanceStore{
 		lease:         cfg.lease,
 		maxPerService: cfg.limits.MaxInstancesPerService,
+		maxTotal:      cfg.limits.MaxInstances,
 		log:           cfg.logger,
 		now:           cfg.now,
 		leases:        make(map[string]*lease),
@@ -144,7 +146,10 @@ func (s *instanceStore) register(reg Registration, owner *session) (string, erro
 	l := s.leases[id]
 	if !ok {
 		if s.perService[reg.ServiceID] >= s.maxPerService {
-			return "", fmt.Errorf("register instance of service %q: %w (limit %d)", reg.ServiceID, ErrTooManyInstances, s.maxPerService)
+			return "", fmt.Errorf("register instance of service %q: %w: the service has the maximum of %d", reg.ServiceID, ErrTooManyInstances, s.maxPerService)
+		}
+		if len(s.leases) >= s.maxTotal {
+			return "", fmt.Errorf("register instance of service %q: %w: the registry has the maximum of %d instances", reg.ServiceID, ErrTooManyInstances, s.maxTotal)
 		}
 		id = reg.RuntimeInstanceID // the id it had, before a restart of the registry
 		if _, taken := s.leases[id]; id == "" || taken {
@@ -157,7 +162,7 @@ func (s *instanceStore) register(reg Registration, owner *session) (string, erro
 		s.leases[id] = l
 		s.byEndpoint[ep] = id
 		s.perService[reg.ServiceID]++
-		s.log.Info("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
+		s.log.Debug("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
 	}
 	l.inst.Version, l.inst.Tags, l.inst.Environment = reg.Version, reg.Tags, reg.Environment
 	if !l.inst.Connected || l.owner != owner {
@@ -209,7 +214,7 @@ func (s *instanceStore) deregister(id string) error {
 	if _, ok := s.leases[id]; !ok {
 		return fmt.Errorf("deregister %q: %w", id, ErrUnknownInstance)
 	}
-	s.log.Info("deregistered", "instance", id)
+	s.log.Debug("deregistered", "instance", id)
 	s.forget(id)
 	s.publish(nil, []string{id})
 	return nil
@@ -260,7 +265,7 @@ func (s *instanceStore) expire() {
 		return
 	}
 	for _, id := range removed {
-		s.log.Info("lease expired", "instance", id, "service", s.leases[id].inst.ServiceID)
+		s.log.Debug("lease expired", "instance", id, "service", s.leases[id].inst.ServiceID)
 		s.forget(id)
 	}
 	s.publish(changed, removed)
