@@ -81,6 +81,16 @@ func LeaderOnly(e Elector, r Runner, opts ...Option) *Leader {
 // Name returns the name of the runner it runs.
 func (l *Leader) Name() string { return l.r.Name() }
 
+// ShutdownGrace forwards the ShutdownGrace of the runner it runs, when that
+// runner is a Drainer, so that a group waits for it as long (see Drainer);
+// it is 0 otherwise, and the group's own grace applies.
+func (l *Leader) ShutdownGrace() time.Duration {
+	if d, ok := l.r.(Drainer); ok {
+		return d.ShutdownGrace()
+	}
+	return 0
+}
+
 // Leading returns the map in which the Leader publishes its term, under
 // its Name, while it leads: the map is empty while it does not.
 func (l *Leader) Leading() watchable.View[string, Ownership] { return l.leading.View() }
