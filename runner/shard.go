@@ -647,9 +647,9 @@ func (r *shardRun[K, V]) handlerReturned(res handlerResult[K]) {
 		h.phase, h.err = PhaseFailed, res.err.Error()
 		h.restartAt = now.Add(h.fails.next())
 		h.reported = true
+		r.publish(res.key, h)
 		r.health.Report(h.name, res.err)
 		r.log.Error("handler failed; restarting it after the backoff", "item", h.name, "error", res.err, "restart_at", h.restartAt)
-		r.publish(res.key, h)
 	}
 }
 
