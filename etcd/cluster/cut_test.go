@@ -43,9 +43,9 @@ func TestCutOffLeaderStopsBeforeAnotherLeads(t *testing.T) {
 			return nil
 		}), runner.WithBackoff(50*time.Millisecond, 200*time.Millisecond), runner.WithLogger(quiet))
 	}
-	runGroup(t, leader(ca, "a"))
+	etcdtest.Run(t, leader(ca, "a"))
 	h.waitCounts(t, "a to lead", func(c map[string]int) bool { return c["a"] == 1 })
-	runGroup(t, leader(etcdtest.NewClient(t, srv.Endpoints), "b"))
+	etcdtest.Run(t, leader(etcdtest.NewClient(t, srv.Endpoints), "b"))
 
 	proxy.Pause()
 	// a's runner is cancelled, and b leads: h checks that a's term had
@@ -78,7 +78,7 @@ func TestCutOffReplicaLosesItsClaimsAndRejoins(t *testing.T) {
 			runner.WithLogger(quiet), runner.WithBalance(runner.Balance{Step: 10 * time.Millisecond}),
 			runner.WithBackoff(50*time.Millisecond, 500*time.Millisecond))
 		shards[id] = s
-		runGroup(t, s)
+		etcdtest.Run(t, s)
 	}
 	h.waitCounts(t, "the three to share 30 items", func(c map[string]int) bool {
 		return sum(c) == 30 && c["a"] <= 11 && c["b"] <= 11 && c["c"] <= 11 && c["c"] > 0

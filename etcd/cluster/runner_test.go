@@ -18,7 +18,8 @@ import (
 // The runners of package runner on etcd, in one process: each replica has
 // its own client and its own runner group.
 
-// group runs runners until stop or the end of the test.
+// group runs runners until stop or the end of the test: etcdtest.Run, for
+// the groups that run until the end of the test, cannot be stopped before.
 type group struct {
 	g      *runner.Group
 	cancel context.CancelFunc
@@ -29,7 +30,7 @@ type group struct {
 func runGroup(t *testing.T, runners ...runner.Runner) *group {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &group{g: runner.NewGroup(runner.WithLogger(quiet)), cancel: cancel, errc: make(chan error, 1)}
+	g := &group{g: runner.NewGroup(runner.WithLogger(etcdtest.Logger(t))), cancel: cancel, errc: make(chan error, 1)}
 	go func() { g.errc <- g.g.Run(ctx, runners...) }()
 	t.Cleanup(func() { g.stop(t) })
 	return g
@@ -170,7 +171,7 @@ func TestLeaderOnlyOnEtcd(t *testing.T) {
 	}
 	a := runGroup(t, leader("a"))
 	h.waitCounts(t, "a to lead", func(c map[string]int) bool { return c["a"] == 1 })
-	runGroup(t, leader("b"))
+	etcdtest.Run(t, leader("b"))
 
 	a.stop(t) // resigns
 	h.waitCounts(t, "b to lead after a resigned", func(c map[string]int) bool { return c["b"] == 1 && c["a"] == 0 })
@@ -195,12 +196,12 @@ func TestShardOnEtcd(t *testing.T) {
 			t.Fatal(err)
 		}
 		clients[id] = c
+		t.Cleanup(func() { c.Close() }) // after the group stops: cleanups run last first
 		e := cluster.NewShardEngine(c, "/app/shards", cluster.WithIdentity(id), cluster.WithTTL(ttl), cluster.WithLogger(quiet))
 		s := runner.Shard("shard", items.View(), func(k string) string { return k }, e,
 			func(ctx context.Context, item string) error { h.run(ctx, id, item); return nil },
 			runner.WithLogger(quiet), runner.WithBalance(runner.Balance{Step: 10 * time.Millisecond}))
-		g := runGroup(t, s)
-		t.Cleanup(func() { g.stop(t); c.Close() })
+		etcdtest.Run(t, s)
 	}
 	before := h.waitCounts(t, "the three to share 30 items", func(c map[string]int) bool {
 		return sum(c) == 30 && c["a"] <= 11 && c["b"] <= 11 && c["c"] <= 11

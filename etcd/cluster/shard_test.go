@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,16 +28,15 @@ func join(t *testing.T, c *clientv3.Client, prefix, id string) runner.Member {
 	return m
 }
 
-// waitView blocks until cond holds for v's contents.
+// waitView waits until cond holds for v's contents.
 func waitView[K comparable, V any](t *testing.T, v watchable.View[K, V], what string, cond func(map[K]V) bool) {
 	t.Helper()
-	ctx := timeout(t, patience)
-	for snap := range v.Subscribe(ctx) {
-		if cond(snap.State.Map()) {
-			return
+	etcdtest.WaitFor(t, v, func(s watchable.State[K, V]) string {
+		if cond(s.Map()) {
+			return ""
 		}
-	}
-	t.Fatalf("timed out waiting for %s; last: %v", what, v.LoadAll())
+		return fmt.Sprintf("waiting for %s; now %v", what, s.Map())
+	})
 }
 
 func TestShardEngineMembersAndClaims(t *testing.T) {
