@@ -88,11 +88,13 @@ func TestProcessLeaderResign(t *testing.T) {
 	o.wait(t, "a leader", func(r map[string]map[string]int64) bool { return len(leaders(r)) == 1 })
 	first := leaders(o.running)[0]
 
-	stoppedAt := rs[first].stop(t)
-	events := o.wait(t, "another leader", func(r map[string]map[string]int64) bool {
+	mark := o.mark()
+	stoppedAt := rs[first].stop(t, o)
+	o.wait(t, "another leader", func(r map[string]map[string]int64) bool {
 		l := leaders(r)
 		return len(l) == 1 && l[0] != first
 	})
+	events := o.since(mark)
 	next := leaders(o.running)[0]
 	start, _ := startOf(events, next, "")
 	took := start.time().Sub(stoppedAt)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -52,6 +53,16 @@ type eventLog struct {
 	mu      sync.Mutex
 	events  []event
 	changed chan struct{}
+	closed  bool // no more events: streams end once they sent them all
+}
+
+// close ends the log: the streams send what is left and end.
+func (l *eventLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 func (l *eventLog) add(e event) {
@@ -63,10 +74,10 @@ func (l *eventLog) add(e event) {
 	l.changed = make(chan struct{})
 }
 
-func (l *eventLog) from(i int) ([]event, <-chan struct{}) {
+func (l *eventLog) from(i int) ([]event, <-chan struct{}, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.events[i:], l.changed
+	return l.events[i:], l.changed, l.closed
 }
 
 // replicaMain is the child's main: it returns the exit code.
@@ -136,7 +147,7 @@ func replicaMain(args []string) int {
 		flusher, _ := w.(http.Flusher)
 		enc := json.NewEncoder(w)
 		for i := 0; ; {
-			events, changed := log.from(i)
+			events, changed, closed := log.from(i)
 			for _, e := range events {
 				if enc.Encode(e) != nil {
 					return
@@ -144,6 +155,9 @@ func replicaMain(args []string) int {
 			}
 			i += len(events)
 			flusher.Flush()
+			if closed {
+				return
+			}
 			select {
 			case <-changed:
 			case <-req.Context().Done():
@@ -153,9 +167,17 @@ func replicaMain(args []string) int {
 	})
 	srv := &http.Server{Addr: *addr, Handler: mux}
 	go srv.ListenAndServe()
-	defer srv.Close()
+	defer func() {
+		// Send the last events (the stops of a graceful stop) before
+		// exiting.
+		log.close()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
 
-	if err := runner.Run(gctx, r); err != nil {
+	g := runner.NewGroup(runner.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	if err := g.Run(gctx, r); err != nil {
 		fmt.Fprintln(os.Stderr, "run:", err)
 		return 1
 	}
@@ -265,6 +287,20 @@ func (o *observer) check(t testing.TB) {
 	}
 }
 
+// mark returns the position of the next event, for since.
+func (o *observer) mark() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.events)
+}
+
+// since returns the events from position i on.
+func (o *observer) since(i int) []event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]event(nil), o.events[i:]...)
+}
+
 // wait blocks until cond holds on what runs (item -> replica -> token),
 // and returns the events that arrived meanwhile.
 func (o *observer) wait(t testing.TB, what string, cond func(running map[string]map[string]int64) bool) []event {
@@ -346,6 +382,9 @@ func startReplica(t testing.TB, o *observer, endpoints []string, id, role string
 		t.Fatalf("follow the events of %s: %v", id, err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the log of replica %s ends:\n%s", id, r.proc.LogTail())
+		}
 		if r.proc.Running() {
 			r.proc.Kill(t)
 		}
@@ -365,8 +404,9 @@ func (r *replica) kill(t testing.TB, o *observer) time.Time {
 	return at
 }
 
-// stop asks the replica to stop gracefully, and returns when it asked.
-func (r *replica) stop(t testing.TB) time.Time {
+// stop asks the replica to stop gracefully, waits until it has exited
+// (after sending its last events), and returns when it asked.
+func (r *replica) stop(t testing.TB, o *observer) time.Time {
 	t.Helper()
 	at := time.Now()
 	resp, err := noKeepAlive.Post(r.url+"/stop", "", nil)
@@ -374,6 +414,8 @@ func (r *replica) stop(t testing.TB) time.Time {
 		t.Fatalf("stop %s: %v", r.id, err)
 	}
 	resp.Body.Close()
+	within(t, r.streamed, "the event stream of "+r.id+" to end")
+	o.died(r.id, time.Now()) // nothing is left running, unless events were lost
 	return at
 }
 
