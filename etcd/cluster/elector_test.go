@@ -46,46 +46,6 @@ func TestElectorLeadsWithTheKeysCreateRevision(t *testing.T) {
 	}
 }
 
-func TestElectorWaitsAndTakesOverOnResign(t *testing.T) {
-	t.Parallel()
-	srv := etcdtest.StartEmbedded(t)
-	ca, cb := etcdtest.NewClient(t, srv.Endpoints), etcdtest.NewClient(t, srv.Endpoints)
-	a := cluster.NewElector(ca, "/e/leader", cluster.WithIdentity("a"), cluster.WithTTL(10*time.Second), cluster.WithLogger(quiet))
-	b := cluster.NewElector(cb, "/e/leader", cluster.WithIdentity("b"), cluster.WithTTL(10*time.Second), cluster.WithLogger(quiet))
-	ta := campaign(t, a)
-
-	won := make(chan runner.Term, 1)
-	go func() {
-		tb, err := b.Campaign(timeout(t, patience))
-		if err != nil {
-			t.Errorf("campaign of b: %v", err)
-		}
-		won <- tb
-	}()
-	// b waits: a leads, and will until it resigns (its TTL is 10 s).
-	select {
-	case <-won:
-		t.Fatal("b leads while a does")
-	case <-time.After(200 * time.Millisecond):
-	}
-
-	if err := ta.Resign(timeout(t, patience)); err != nil {
-		t.Fatalf("resign: %v", err)
-	}
-	within(t, ta.Done(), "a's term to end on Resign")
-	tb := within(t, won, "b to lead after a resigned")
-	if tb == nil {
-		t.FailNow()
-	}
-	defer tb.Resign(context.Background())
-	if tb.Token() <= ta.Token() {
-		t.Errorf("b's token %d, want above a's %d", tb.Token(), ta.Token())
-	}
-	if err := ta.Resign(timeout(t, patience)); err != nil {
-		t.Errorf("resigning an ended term: %v, want nil", err)
-	}
-}
-
 func TestElectorTermEndsWhenTheKeyGoes(t *testing.T) {
 	t.Parallel()
 	srv := etcdtest.StartEmbedded(t)
