@@ -8,7 +8,6 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
-	github.com/telepresenceio/watchable v0.0.0-20220726211108-9bb86f92afa7
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.17.0
 	google.golang.org/protobuf v1.36.12

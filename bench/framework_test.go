@@ -53,7 +53,7 @@ func benchHandle(b *testing.B, lib string) {
 		sub := m.m.Subscribe(ctx)
 		go func() {
 			defer wg.Done()
-			message.HandleSubscription(ctx, message.Metadata{Runner: "bench", Message: "ints"}, sub,
+			message.HandleSubscription(ctx, message.Loop{Runner: "bench", Message: "ints"}, sub,
 				func(_ context.Context, u watchable.Update[string, int]) error {
 					handle(u.Value)
 					return nil
@@ -93,8 +93,8 @@ func benchHandle(b *testing.B, lib string) {
 	b.ReportMetric(float64(handled.Load())/float64(b.N), "handled/op")
 }
 
-// chainStages is the length of the translator chain.
-const chainStages = 3
+// chainLength is the length of the translator chain.
+const chainLength = 3
 
 // BenchmarkChain measures a chain of three translators over 10,000 keys:
 // each stage maps every entry of its input to its value plus one in its
@@ -112,27 +112,18 @@ func BenchmarkChain(b *testing.B) {
 
 func benchChain(b *testing.B, lib string) {
 	keys := keysFor(frameworkKeys)
-	maps := make([]kv[int], chainStages+1)
-	for i := range maps {
-		maps[i] = newKV[int](lib)
-	}
-	fill(maps[0], keys, ints)
+	head := newKV[int](lib)
+	fill(head, keys, ints)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var stages sync.WaitGroup
-	for i := range chainStages {
-		stages.Add(1)
-		go func() {
-			defer stages.Done()
-			runStage(ctx, b, maps[i], maps[i+1])
-		}()
-	}
+	tail := chainStages(ctx, b, lib, head, &stages)
 	var want atomic.Int64 // index+1 of the Store awaited at the tail
 	seen := make(chan struct{}, 1)
-	tailValue := func(i int) (string, int) { return keys[i%frameworkKeys], i + 1 + chainStages }
+	tailValue := func(i int) (string, int) { return keys[i%frameworkKeys], i + 1 + chainLength }
 	var full sync.Once
 	filled := make(chan struct{})
-	stopTail := subscribers(maps[chainStages], 1, func(_ int, v view[int]) {
+	stopTail := subscribers(tail, 1, func(_ int, v view[int]) {
 		if v.Len() == len(keys) {
 			full.Do(func() { close(filled) })
 		}
@@ -149,9 +140,7 @@ func benchChain(b *testing.B, lib string) {
 		stopTail()
 		cancel()
 		stages.Wait()
-		for _, m := range maps {
-			m.Close()
-		}
+		head.Close()
 	}()
 	awaitSignal(b, filled) // the whole chain has run once
 
@@ -159,38 +148,65 @@ func benchChain(b *testing.B, lib string) {
 	b.ResetTimer()
 	for i := range b.N {
 		want.Store(int64(i) + 1)
-		maps[0].Store(keys[i%frameworkKeys], i+1)
+		head.Store(keys[i%frameworkKeys], i+1)
 		awaitSignal(b, seen)
 	}
 	b.StopTimer()
 }
 
-// runStage copies in to out, adding one to every value, until ctx is done.
-func runStage(ctx context.Context, b *testing.B, in, out kv[int]) {
-	switch in := in.(type) {
+// chainStages starts the chain's stages, each adding one to every value of
+// its input, and returns the last stage's output. switchyard's stages are
+// translator.Derive runners, which own their outputs; the peer's are the
+// goroutines its users write: subscribe to the input, Store or Delete every
+// update into an output map.
+func chainStages(ctx context.Context, b *testing.B, lib string, head kv[int], stages *sync.WaitGroup) subscribable[int] {
+	run := func(fn func()) {
+		stages.Add(1)
+		go func() {
+			defer stages.Done()
+			fn()
+		}()
+	}
+	switch head := head.(type) {
 	case *ours[int]:
-		r := translator.Derive("stage", &in.m, &out.(*ours[int]).m,
-			func(_ context.Context, k string, v int) (map[string]int, error) {
+		in := head.m.View()
+		for range chainLength {
+			d := translator.Derive("stage", in, func(_ context.Context, k string, v int) (map[string]int, error) {
 				return map[string]int{k: v + 1}, nil
 			})
-		if err := r.Run(ctx); err != nil {
-			b.Errorf("stage: %v", err)
+			run(func() {
+				if err := d.Run(ctx); err != nil {
+					b.Errorf("stage: %v", err)
+				}
+			})
+			in = d.Output()
 		}
+		return ourReadOnly[int]{in}
 	case *theirs[int]:
-		o := &out.(*theirs[int]).m
-		for snap := range in.m.Subscribe(ctx) {
-			if snap.Updates == nil { // the first snapshot lists no updates
-				for k, v := range snap.State {
-					o.Store(k, v+1)
+		in := head
+		for range chainLength {
+			out := &theirs[int]{}
+			src := in
+			run(func() {
+				defer out.Close()
+				for snap := range src.m.Subscribe(ctx) {
+					if snap.Updates == nil { // the first snapshot lists no updates
+						for k, v := range snap.State {
+							out.m.Store(k, v+1)
+						}
+					}
+					for _, u := range snap.Updates {
+						if u.Delete {
+							out.m.Delete(u.Key)
+						} else {
+							out.m.Store(u.Key, u.Value+1)
+						}
+					}
 				}
-			}
-			for _, u := range snap.Updates {
-				if u.Delete {
-					o.Delete(u.Key)
-				} else {
-					o.Store(u.Key, u.Value+1)
-				}
-			}
+			})
+			in = out
 		}
+		return in
 	}
+	panic("bench: unknown library")
 }

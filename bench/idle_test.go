@@ -23,6 +23,7 @@ const blockedAfter = 10 * time.Second
 // stops making progress is reported as blocked=1 and the benchmark is
 // skipped, rather than hanging the suite.
 func BenchmarkIdleSubscriber(b *testing.B) {
+	dropFilled()
 	ns := upTo(sizes(b), 10000)
 	forEachLib(b, func(b *testing.B, lib string) {
 		b.Run("val="+ints.name, func(b *testing.B) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync"
 
 	peer "github.com/telepresenceio/watchable"
 
@@ -12,6 +13,7 @@ import (
 // so the two run the same code on the same inputs. Keys are strings, as
 // Kubernetes-style names are.
 type kv[V any] interface {
+	subscribable[V]
 	Store(key string, v V)
 	// Fill stores value(i) at keys[i] for every key of an empty map. It is
 	// setup, never measured: switchyard does it in one Batch, the peer,
@@ -19,14 +21,18 @@ type kv[V any] interface {
 	Fill(keys []string, value func(i int) V)
 	Load(key string) (V, bool)
 	LoadAll() map[string]V
+	// SubscribeIdle subscribes and never reads the channel.
+	SubscribeIdle(ctx context.Context)
+	Close()
+}
+
+// subscribable is what a scenario needs of a map it only watches.
+type subscribable[V any] interface {
 	// Subscribe starts a goroutine that reads the library's subscription
 	// channel as fast as it can and calls fn with each snapshot, in order.
 	// The goroutine ends when ctx is done; the returned channel is closed
 	// after it has.
 	Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{}
-	// SubscribeIdle subscribes and never reads the channel.
-	SubscribeIdle(ctx context.Context)
-	Close()
 }
 
 // view is one received snapshot as a subscriber sees it. A view is only
@@ -44,6 +50,10 @@ type view[V any] interface {
 // values of the lib= key in benchmark names.
 var libNames = []string{"switchyard", "peer"}
 
+// floorName is the lib= of the floor: not a library but the reference the
+// issue's targets judge Stores and reads against, a Go map under a mutex.
+const floorName = "floor"
+
 // newKV returns an empty map of the library called name.
 func newKV[V any](name string) kv[V] {
 	switch name {
@@ -51,9 +61,82 @@ func newKV[V any](name string) kv[V] {
 		return &ours[V]{}
 	case "peer":
 		return &theirs[V]{}
+	case floorName:
+		return &floor[V]{m: map[string]V{}}
 	}
 	panic("bench: unknown library " + name)
 }
+
+// floor is the least a map that stores private copies can do: a Go map
+// under a mutex, holding a deep copy of each value stored (made with
+// watchable.DeepCopy, so the same copy as the libraries make) and handing
+// out a deep copy on Load. It has no subscriptions; Subscribe panics.
+type floor[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
+}
+
+func (f *floor[V]) Store(k string, v V) {
+	v = watchable.DeepCopy(v)
+	f.mu.Lock()
+	f.m[k] = v
+	f.mu.Unlock()
+}
+
+func (f *floor[V]) Load(k string) (V, bool) {
+	f.mu.Lock()
+	v, ok := f.m[k]
+	f.mu.Unlock()
+	if !ok {
+		return v, false
+	}
+	return watchable.DeepCopy(v), true
+}
+
+func (f *floor[V]) Fill(keys []string, value func(int) V) {
+	for i, k := range keys {
+		f.Store(k, value(i))
+	}
+}
+
+// StoreBatch stores every value under one hold of the lock, as a batch.
+func (f *floor[V]) StoreBatch(keys []string, values []V) {
+	copies := make([]V, len(values))
+	for i, v := range values {
+		copies[i] = watchable.DeepCopy(v)
+	}
+	f.mu.Lock()
+	for i, k := range keys {
+		f.m[k] = copies[i]
+	}
+	f.mu.Unlock()
+}
+
+func (f *floor[V]) LoadAll() map[string]V {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]V, len(f.m))
+	for k, v := range f.m {
+		out[k] = watchable.DeepCopy(v)
+	}
+	return out
+}
+
+// Range calls fn with every entry, under the lock: what ranging a Go map
+// costs.
+func (f *floor[V]) Range(fn func(string, V)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, v := range f.m {
+		fn(k, v)
+	}
+}
+
+func (f *floor[V]) Subscribe(context.Context, func(view[V])) <-chan struct{} {
+	panic("bench: the floor has no subscriptions")
+}
+func (f *floor[V]) SubscribeIdle(context.Context) { panic("bench: the floor has no subscriptions") }
+func (f *floor[V]) Close()                        {}
 
 // ours adapts switchyard's watchable.Map.
 type ours[V any] struct{ m watchable.Map[string, V] }
@@ -77,7 +160,17 @@ func (o *ours[V]) Close()                            { o.m.Close() }
 func (o *ours[V]) State() watchable.State[string, V] { return o.m.State() }
 
 func (o *ours[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
-	ch := o.m.Subscribe(ctx)
+	return ourSubscription(o.m.Subscribe(ctx), fn)
+}
+
+// ourReadOnly adapts a read-only switchyard map, such as a translator's output.
+type ourReadOnly[V any] struct{ v watchable.View[string, V] }
+
+func (o ourReadOnly[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	return ourSubscription(o.v.Subscribe(ctx), fn)
+}
+
+func ourSubscription[V any](ch <-chan watchable.Snapshot[string, V], fn func(view[V])) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

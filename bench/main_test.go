@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 var sizesFlag = flag.String("sizes", "100,10000,100000",
-	"comma-separated map sizes N for the scenarios; -short caps them at 10000")
+	"comma-separated map sizes N for the scenarios (1000000 adds the largest, for the scenarios that have it); -short caps them at 10000")
 
 // sizes returns the map sizes to run, from -sizes.
 func sizes(b *testing.B) []int {
@@ -48,9 +49,72 @@ func subscriberCounts() []int {
 
 // forEachLib runs fn as a sub-benchmark lib=NAME for each library.
 func forEachLib(b *testing.B, fn func(b *testing.B, lib string)) {
-	for _, name := range libNames {
+	forLibs(b, libNames, fn)
+}
+
+// withFloor is the libraries and the floor, for the scenarios whose targets
+// are set against the floor.
+var withFloor = append(append([]string(nil), libNames...), floorName)
+
+// forLibs runs fn as a sub-benchmark lib=NAME for each of names.
+func forLibs(b *testing.B, names []string, fn func(b *testing.B, lib string)) {
+	for _, name := range names {
 		b.Run("lib="+name, func(b *testing.B) { fn(b, name) })
 	}
+}
+
+// filledMap is the map reused, if it fits, by the next scenario that asks
+// for a filled one.
+var filledMap struct {
+	lib, val string
+	n        int
+	m        any // kv[V]
+	next     int // see ops
+}
+
+// dropFilled closes and forgets the map filled keeps, so that a scenario
+// measuring the heap does not count it, and does not compete with it for
+// memory.
+func dropFilled() {
+	if old, ok := filledMap.m.(interface{ Close() }); ok {
+		old.Close()
+	}
+	filledMap.m = nil
+	runtime.GC()
+}
+
+// ops reserves count write indexes on m and returns the first. The i-th
+// write of a scenario stores ring[i%ringSize] at keys[i%n]; numbering the
+// writes to a reused map on from where the previous scenario stopped keeps
+// every write a change (see ringSize), where starting again at 0 would
+// store the values the keys already hold.
+func ops(m any, count int) int {
+	if filledMap.m != m {
+		return 0
+	}
+	first := filledMap.next
+	filledMap.next += count
+	return first
+}
+
+// filled returns a map of library lib holding vk's values at keys of n,
+// made by fill, or the same one as the previous call if lib, vk and n are
+// the same: filling a map of a million entries takes seconds, and the
+// Store, latency and read scenarios only ever change the values of the
+// keys it has. The caller must leave it without subscribers, and must not
+// Close it. Every other map made this way is closed and dropped first, so
+// at most one is alive.
+func filled[V any](lib string, vk valueKind[V], n int) kv[V] {
+	if filledMap.m != nil && filledMap.lib == lib && filledMap.val == vk.name && filledMap.n == n {
+		if m, ok := filledMap.m.(kv[V]); ok {
+			return m
+		}
+	}
+	dropFilled()
+	m := newKV[V](lib)
+	fill(m, keysFor(n), vk)
+	filledMap.lib, filledMap.val, filledMap.n, filledMap.m, filledMap.next = lib, vk.name, n, m, 0
+	return m
 }
 
 // upTo returns the elements of ns that are at most limit.
@@ -95,7 +159,7 @@ func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
 // with their number and every snapshot (fn may be nil), and returns once
 // each has handled its first snapshot. stop ends them and waits until they
 // are gone.
-func subscribers[V any](m kv[V], n int, fn func(sub int, v view[V])) (stop func()) {
+func subscribers[V any](m subscribable[V], n int, fn func(sub int, v view[V])) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var first sync.WaitGroup
 	first.Add(n)

@@ -8,24 +8,29 @@ import (
 )
 
 // BenchmarkLoad measures Load of one key (a deep copy of its value) from a
-// map of N Kubernetes-style objects.
+// map of N entries, the keys cycled over the whole map: integers (whose
+// copy is free, so the lookup is all there is), and Kubernetes-style
+// objects. The floor is a Go map lookup under a mutex, plus the same copy.
 func BenchmarkLoad(b *testing.B) {
 	ns := sizes(b)
-	forEachLib(b, func(b *testing.B, lib string) {
-		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
-			for i := range b.N {
-				if _, ok := m.Load(keys[i%len(keys)]); !ok {
-					b.Fatalf("Load(%q) found nothing", keys[i%len(keys)])
-				}
-			}
-		})
+	forLibs(b, withFloor, func(b *testing.B, lib string) {
+		readMatrix(b, lib, ints, ns, benchLoad[int])
+		readMatrix(b, lib, services, upTo(ns, 100000), benchLoad[*Service])
 	})
+}
+
+func benchLoad[V any](b *testing.B, m kv[V], keys []string) {
+	for i := range b.N {
+		if _, ok := m.Load(keys[i%len(keys)]); !ok {
+			b.Fatalf("Load(%q) found nothing", keys[i%len(keys)])
+		}
+	}
 }
 
 // BenchmarkLoadAll measures LoadAll (a deep copy of every entry) of a map of
 // N Kubernetes-style objects.
 func BenchmarkLoadAll(b *testing.B) {
-	ns := sizes(b)
+	ns := upTo(sizes(b), 100000)
 	forEachLib(b, func(b *testing.B, lib string) {
 		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
 			for range b.N {
@@ -42,7 +47,7 @@ func BenchmarkLoadAll(b *testing.B) {
 // against the peer's LoadAll, the only way to get a consistent view there.
 func BenchmarkState(b *testing.B) {
 	lib := libNames[0]
-	ns := sizes(b)
+	ns := upTo(sizes(b), 100000)
 	b.Run("lib="+lib, func(b *testing.B) {
 		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
 			s := m.(interface {
@@ -57,14 +62,37 @@ func BenchmarkState(b *testing.B) {
 	})
 }
 
+// BenchmarkRange measures reading every entry of a map of N integers once:
+// switchyard's State().All(), against the floor's range over its Go map
+// (under its lock). The peer has no way to range without copying.
+func BenchmarkRange(b *testing.B) {
+	ns := sizes(b)
+	forLibs(b, []string{libNames[0], floorName}, func(b *testing.B, lib string) {
+		readMatrix(b, lib, ints, ns, func(b *testing.B, m kv[int], keys []string) {
+			sum := 0
+			for range b.N {
+				switch m := m.(type) {
+				case *ours[int]:
+					for _, v := range m.m.State().All() {
+						sum += v
+					}
+				case *floor[int]:
+					m.Range(func(_ string, v int) { sum += v })
+				}
+			}
+			sinkInt += sum
+		})
+	})
+}
+
+var sinkInt int
+
 func readMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns []int, read func(*testing.B, kv[V], []string)) {
 	b.Run("val="+vk.name, func(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 				keys := keysFor(n)
-				m := newKV[V](lib)
-				defer m.Close()
-				fill(m, keys, vk)
+				m := filled(lib, vk, n)
 				b.ReportAllocs()
 				b.ResetTimer()
 				read(b, m, keys)

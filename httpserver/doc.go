@@ -10,21 +10,41 @@
 // with port 0 works for tests and for a program that prints where it
 // listens.
 //
+// # Shutdown
+//
 // When the context of Run is done, the server stops accepting connections,
 // closes idle ones, and lets the requests in flight finish, for up to the
-// shutdown grace (WithShutdownGrace). Their contexts stay alive meanwhile;
-// once the grace is over the remaining connections are closed and the
-// contexts of their requests cancelled. Handlers of long-lived streams
-// (Server-Sent Events, WebSockets) should therefore end on a signal of
-// their own, as the registry's do when the registry stops, or they hold
-// the shutdown for the whole grace.
+// shutdown grace (WithShutdownGrace, DefaultShutdownGrace: 15 s). Their
+// contexts stay alive meanwhile; once the grace is over the remaining
+// connections are closed and the contexts of their requests cancelled.
+// A Server is a runner.Drainer: a runner group waits for it that long,
+// although the group's default grace (runner.DefaultGrace) is shorter.
 //
-// The defaults suit a server exposed to clients it does not control:
-// request headers must arrive within DefaultReadHeaderTimeout, and idle
-// keep-alive connections are closed after DefaultIdleTimeout. Request
-// bodies and responses have no deadline by default, since streams and
-// uploads may legitimately take long; WithReadTimeout and WithWriteTimeout
-// set one. Records (the address it listens on, a shutdown that ran out of
-// grace, the server's own errors such as a panicking handler) go to
-// slog.Default() unless WithLogger says otherwise.
+// Handlers of long-lived streams (Server-Sent Events, WebSockets) should
+// end as soon as the shutdown begins, or they hold it for the whole grace:
+// Draining(r.Context()) is closed then, and WithOnShutdown runs functions
+// then, for connections the server no longer tracks (hijacked ones). A
+// WebSocket ends with close status 1001 (going away), as the registry's
+// do.
+//
+// # Limits
+//
+// The defaults suit a server exposed to clients it does not control, and
+// are what a production server keeps:
+//
+//   - request headers must arrive within DefaultReadHeaderTimeout (10 s),
+//     and a request's body within DefaultBodyTimeout (30 s) after them;
+//   - idle keep-alive connections are closed after DefaultIdleTimeout
+//     (2 min);
+//   - the server holds at most the connections its own cap allows
+//     (WithMaxConnections; none by default) and the process's budget
+//     leaves (ProcessMaxConnections: half the descriptor limit, shared by
+//     every Server of the process). At either limit it stops accepting,
+//     and logs it, rather than run the process out of descriptors.
+//
+// Responses have no deadline by default, since streams may legitimately
+// take long; WithWriteTimeout sets one. Records (the address it listens
+// on, a connection limit reached, a shutdown that ran out of grace, the
+// server's own errors such as a panicking handler) go to slog.Default()
+// unless WithLogger says otherwise.
 package httpserver

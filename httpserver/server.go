@@ -11,13 +11,22 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchyard-go/switchyard/runner"
 )
 
 // ErrAlreadyRun is returned by Run when the server has run before.
 var ErrAlreadyRun = errors.New("server already run")
 
-// Server is an HTTP server that runs as a runner: a runner.Runner, and a
-// runner.Readier that is ready once it listens. Make one with New.
+var _ interface {
+	runner.Runner
+	runner.Readier
+	runner.Drainer
+} = (*Server)(nil)
+
+// Server is an HTTP server that runs as a runner: a runner.Runner, a
+// runner.Readier that is ready once it listens, and a runner.Drainer that
+// says how long its shutdown may take. Make one with New.
 //
 // Its methods are safe for concurrent use. A Server runs once.
 type Server struct {
@@ -29,6 +38,7 @@ type Server struct {
 	ready chan struct{}
 	bound atomic.Pointer[string]
 	ran   atomic.Bool
+	ln    atomic.Pointer[limitListener]
 }
 
 // New returns a server that, when it runs, listens on the TCP address addr
@@ -52,6 +62,20 @@ func (s *Server) Name() string { return s.name }
 // reports its address. It is never closed if Run fails to listen.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
+// ShutdownGrace returns how long the requests in flight may take to finish
+// once the server is stopped (WithShutdownGrace). It makes the Server a
+// runner.Drainer, which its runner group waits for that long.
+func (s *Server) ShutdownGrace() time.Duration { return s.cfg.shutdownGrace }
+
+// OpenConnections returns the number of connections the server holds open
+// (hijacked ones, such as WebSockets, included), or 0 before it listens.
+func (s *Server) OpenConnections() int {
+	if l := s.ln.Load(); l != nil {
+		return int(l.open.Load())
+	}
+	return 0
+}
+
 // Addr returns the address the server is bound to (host:port, with the
 // port it got when the one asked for was 0), or "" before it listens. It
 // keeps returning that address after Run has returned.
@@ -74,19 +98,27 @@ func (s *Server) Run(ctx context.Context) error {
 	if !s.ran.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", s.name, ErrAlreadyRun)
 	}
-	ln, err := net.Listen("tcp", s.addr)
+	tcp, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return err // "listen tcp <addr>: ..."; a runner group adds the name
 	}
-	bound := ln.Addr().String()
+	bound := tcp.Addr().String()
 	s.bound.Store(&bound)
 	logger := s.cfg.log().With("runner", s.name)
+	ln := newLimitListener(tcp, s.cfg.maxConnections, processBudget(), logger.With("addr", bound))
+	s.ln.Store(ln)
 
-	// Requests outlive ctx by up to the grace, so that they can finish.
-	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	// Requests outlive ctx by up to the grace, so that they can finish;
+	// draining tells them when the shutdown begins.
+	draining := make(chan struct{})
+	requests, cancelRequests := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), drainingKey, draining))
 	defer cancelRequests()
+	handler := s.handler
+	if s.cfg.bodyTimeout > 0 {
+		handler = bodyTimeout{h: handler, d: s.cfg.bodyTimeout}
+	}
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           handler,
 		ReadHeaderTimeout: orNone(s.cfg.readHeaderTimeout),
 		ReadTimeout:       s.cfg.readTimeout,
 		WriteTimeout:      s.cfg.writeTimeout,
@@ -94,6 +126,9 @@ func (s *Server) Run(ctx context.Context) error {
 		MaxHeaderBytes:    s.cfg.maxHeaderBytes,
 		ErrorLog:          log.New(errorLog{logger}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return requests },
+	}
+	for _, f := range s.cfg.onShutdown {
+		srv.RegisterOnShutdown(f)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -105,6 +140,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("serve %s: %w", bound, err)
 	case <-ctx.Done():
 	}
+	close(draining)
 	if err := s.shutdown(srv); err != nil {
 		logger.Warn("shutdown grace over: closing the connections still in use", "grace", s.cfg.shutdownGrace)
 	}
@@ -116,6 +152,9 @@ func (s *Server) Run(ctx context.Context) error {
 // shutdown stops srv within the grace, and closes what is left after it.
 func (s *Server) shutdown(srv *http.Server) error {
 	if s.cfg.shutdownGrace == 0 {
+		for _, f := range s.cfg.onShutdown { // Close does not run them
+			go f()
+		}
 		_ = srv.Close() // closing at once is what was asked for
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 )
 
 // DefaultGrace is the grace period of a group whose Options leave it zero.
+// Runners that need longer to stop say so as Drainers (see Drainer).
 const DefaultGrace = 10 * time.Second
 
 var (
@@ -60,6 +61,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithGrace sets how long Run waits for runners to return once the group is
 // cancelled, before it gives up on them. Zero or less means DefaultGrace.
+// A runner that is a Drainer gets at least its ShutdownGrace plus
+// DrainMargin, whatever the grace.
 func WithGrace(d time.Duration) Option {
 	return func(g *Group) { g.grace = d }
 }
@@ -78,7 +81,8 @@ func Run(ctx context.Context, runners ...Runner) error {
 // Its methods are safe for concurrent use.
 type Group struct {
 	log    *slog.Logger
-	grace  time.Duration
+	grace  time.Duration // as configured
+	wait   time.Duration // grace, or longer for a Drainer; set by start
 	status watchable.Map[string, Status]
 	listed func()        // marks status initialized: every runner is listed
 	ready  chan struct{} // closed when pending reaches 0
@@ -145,7 +149,7 @@ func (g *Group) Ready() <-chan struct{} { return g.ready }
 // cancellation has simply stopped, and the others go on.
 //
 // Once the context is cancelled, runners have the grace period
-// (WithGrace) to return. Run does not wait for those that do not: it
+// (WithGrace, or longer when a runner is a Drainer) to return. Run does not wait for those that do not: it
 // marks them failed and returns an error wrapping ErrStuck that names them
 // (joined with the first failure, if any). Go cannot stop a goroutine, so
 // theirs are left running, and the program should exit soon after.
@@ -172,7 +176,7 @@ func (g *Group) Run(ctx context.Context, runners ...Runner) error {
 	select {
 	case <-done:
 	case <-gctx.Done():
-		t := time.NewTimer(g.grace)
+		t := time.NewTimer(g.wait)
 		defer t.Stop()
 		select {
 		case <-done:
@@ -205,6 +209,12 @@ func (g *Group) start(runners []Runner) ([]*member, error) {
 		seen[name] = true
 		members[i] = &member{g: g, name: name, done: make(chan struct{})}
 	}
+	wait := g.grace
+	for _, r := range runners {
+		if d, ok := r.(Drainer); ok {
+			wait = max(wait, d.ShutdownGrace()+DrainMargin)
+		}
+	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -212,6 +222,7 @@ func (g *Group) start(runners []Runner) ([]*member, error) {
 		return nil, ErrAlreadyRun
 	}
 	g.started = true
+	g.wait = wait
 	g.members = members
 	g.pending = len(members)
 	if g.pending == 0 {
@@ -371,7 +382,7 @@ func (g *Group) abandon() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var stuck []string
-	reason := fmt.Sprintf("did not return within %v after the group was stopped", g.grace)
+	reason := fmt.Sprintf("did not return within %v after the group was stopped", g.wait)
 	for _, m := range g.members {
 		if s := m.status.Phase; s == PhaseStopped || s == PhaseFailed {
 			continue // returned, even if m.done is not closed yet
@@ -385,8 +396,8 @@ func (g *Group) abandon() error {
 		// the group noticed: nobody is stuck.
 		return g.firstErr
 	}
-	g.log.Error("runners did not stop; abandoning their goroutines", "runners", stuck, "grace", g.grace)
-	return errors.Join(g.firstErr, fmt.Errorf("%w (%v): %s", ErrStuck, g.grace, strings.Join(stuck, ", ")))
+	g.log.Error("runners did not stop; abandoning their goroutines", "runners", stuck, "grace", g.wait)
+	return errors.Join(g.firstErr, fmt.Errorf("%w (%v): %s", ErrStuck, g.wait, strings.Join(stuck, ", ")))
 }
 
 // finish ends publishing. g.mu is held.

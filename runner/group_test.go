@@ -627,3 +627,36 @@ func TestGraceDoesNotBlameRunnersThatReturned(t *testing.T) {
 		}
 	}
 }
+
+// draining is a runner that takes a while to stop, and says how long it
+// may take.
+type draining struct {
+	grace time.Duration
+	takes time.Duration // how long it takes to return once stopped
+}
+
+func (d draining) Name() string                 { return "draining" }
+func (d draining) ShutdownGrace() time.Duration { return d.grace }
+func (d draining) Run(ctx context.Context) error {
+	<-ctx.Done()
+	t := time.NewTimer(d.takes) // the drain under test: it takes time
+	defer t.Stop()
+	<-t.C
+	return nil
+}
+
+// TestDrainerGetsItsGrace stops a group whose grace is far shorter than
+// what a Drainer among its runners needs: the group waits for it.
+func TestDrainerGetsItsGrace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := runner.NewGroup(runner.WithGrace(time.Millisecond))
+	errc := start(ctx, g, draining{grace: patience / 2, takes: 200 * time.Millisecond}, runner.Func("quick", untilDone(returnNil)))
+	waitClosed(t, g.Ready(), "the group ready")
+	cancel()
+	if err := wait(t, errc); err != nil {
+		t.Fatalf("Run() = %v, want nil: the group must wait for the draining runner", err)
+	}
+	if st, _ := g.Status().Load("draining"); st.Phase != runner.PhaseStopped {
+		t.Errorf("status of the draining runner = %+v, want stopped", st)
+	}
+}

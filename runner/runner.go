@@ -1,6 +1,9 @@
 package runner
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Runner is a component with a lifetime: Run blocks until ctx is done, and
 // then returns nil, or until the component fails, and then returns the
@@ -19,6 +22,23 @@ type Runner interface {
 type Readier interface {
 	Ready() <-chan struct{}
 }
+
+// Drainer is implemented by runners that need time to stop once their
+// context is done, such as a server that lets the requests in flight
+// finish (httpserver.Server). ShutdownGrace says how long at most.
+//
+// A Group waits for a Drainer at least its ShutdownGrace plus DrainMargin
+// before giving up on it, even when the group's own grace (WithGrace) is
+// shorter: a server told to drain for 15 s is not abandoned after 10. A
+// wrapper that runs a Drainer inside its own Run should implement Drainer
+// too, and forward the value.
+type Drainer interface {
+	ShutdownGrace() time.Duration
+}
+
+// DrainMargin is what a Group adds to a Drainer's ShutdownGrace: the time
+// to close what is still open once the grace is over, and return.
+const DrainMargin = time.Second
 
 // Func returns a Runner with the given name whose Run calls fn. It suits
 // small components that need no type of their own. The Runner holds nothing

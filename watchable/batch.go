@@ -11,6 +11,22 @@ type Batch[K comparable, V any] struct {
 	txn     *hamt.Txn[K, V]
 	changes []change[K, V]
 	done    bool
+	// record reports that the map has subscribers to tell what changed;
+	// without them, the batch only notes whether anything changed at all
+	// (dirty) and whether it makes a new revision (effective).
+	record           bool
+	dirty, effective bool
+}
+
+// add notes one write of the batch.
+func (b *Batch[K, V]) add(c change[K, V]) {
+	b.dirty = true
+	if !c.silent {
+		b.effective = true
+	}
+	if b.record {
+		b.changes = append(b.changes, c)
+	}
 }
 
 func (b *Batch[K, V]) live() {
@@ -36,7 +52,7 @@ func (b *Batch[K, V]) store(key K, value V) {
 		c.silent = true
 	}
 	b.txn.Set(key, value)
-	b.changes = append(b.changes, c)
+	b.add(c)
 }
 
 // Delete removes key within the batch.
@@ -47,7 +63,7 @@ func (b *Batch[K, V]) Delete(key K) {
 		return
 	}
 	b.txn.Delete(key)
-	b.changes = append(b.changes, change[K, V]{key: key, old: old, hadOld: true})
+	b.add(change[K, V]{key: key, old: old, hadOld: true})
 }
 
 // Load returns a deep copy of the value for key as the batch has it so far.
@@ -74,7 +90,7 @@ func (b *Batch[K, V]) Len() int {
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b := &Batch[K, V]{txn: m.current().entries.Txn()}
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched()}
 	defer func() { b.done = true }() // also when fn panics
 	fn(b)
 	m.commit(b)
@@ -95,8 +111,8 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 	if m.closed {
 		return
 	}
-	cur := m.current().entries
-	b := &Batch[K, V]{txn: cur.Txn()}
+	cur := m.live.Peek()
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched()}
 	for k := range cur.All() {
 		if _, keep := entries[k]; !keep {
 			b.Delete(k)
@@ -111,16 +127,26 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		}
 		v = DeepCopy(v)
 		b.txn.Set(k, v)
-		b.changes = append(b.changes, change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
+		b.add(change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
 	}
 	m.commit(b)
 }
 
 // commit publishes a finished batch. m.mu is held.
 func (m *Map[K, V]) commit(b *Batch[K, V]) {
-	entries := b.txn.Commit()
-	if m.closed || len(b.changes) == 0 {
+	if m.closed || !b.dirty {
+		return // the Txn is dropped: nothing it made was ever reachable
+	}
+	if !b.record {
+		rev := m.live.Stamp()
+		if b.effective {
+			rev++
+		}
+		m.live.Apply(b.txn, rev)
+		if b.effective {
+			m.signal()
+		}
 		return
 	}
-	m.publish(entries, b.changes)
+	m.publish(b.changes, func(rev uint64) { m.live.Apply(b.txn, rev) })
 }

@@ -10,9 +10,18 @@
 // The programming model is the one of github.com/telepresenceio/watchable,
 // which Envoy Gateway uses to connect its components. The cost model is not:
 // the map is a persistent hash trie, so taking a State is O(1), a Store is
-// O(log N) plus O(1) per subscriber, and a delivered snapshot costs the same
-// at a hundred entries as at a hundred thousand. See docs/design.md in the
-// repository for the data structures and the measured figures.
+// O(log N) plus O(1) per subscriber it concerns, and a delivered snapshot
+// costs the same at a hundred entries as at a hundred thousand. While nobody
+// holds the current version, writes change it in place, so a map nobody
+// watches costs about what a Go map does; reads never wait for writers
+// either way. See docs/design.md in the repository for the data structures
+// and the measured figures.
+//
+// Besides Subscribe, a subscriber may watch a subset of the entries
+// (SubscribeSubset, with a predicate), a set of keys (SubscribeKeys), or one
+// partition of the entries (PartitionBy, for a fan-out with one subscriber
+// per node): keyed and partition subscriptions are indexed, so a write costs
+// the same with one of them as with ten thousand.
 //
 // Values are deep-copied when they enter the map (Store) and when they leave
 // it through Load and LoadAll, so callers may keep mutating their own copies.

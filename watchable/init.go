@@ -61,8 +61,7 @@ func (m *Map[K, V]) RegisterInitializer(name string) (done func()) {
 	m.init.pending = append(m.init.pending, in)
 	m.init.mu.Unlock()
 	if wasInitialized {
-		cur := m.current()
-		m.cur.Store(&version[K, V]{entries: cur.entries, rev: cur.rev, uninitialized: true})
+		m.uninitialized = true
 	}
 	return func() { m.finishInitializer(in) }
 }
@@ -90,18 +89,19 @@ func (m *Map[K, V]) finishInitializer(in *initializer) {
 	}
 	m.init.mu.Unlock()
 
-	cur := m.current()
-	next := &version[K, V]{entries: cur.entries, rev: cur.rev}
+	m.uninitialized = false
+	rev := m.live.Stamp()
 	if !m.closed {
-		next.rev++
+		rev++
+		m.live.Restamp(rev)
 	}
-	m.cur.Store(next)
 	for _, s := range m.subs {
-		s.flush(next, true)
+		s.flush(rev, true)
 	}
-	for _, n := range m.notifiers {
-		n.signal()
+	for _, r := range m.routers {
+		r.flushAll(rev)
 	}
+	m.signal()
 }
 
 // Initialized returns a channel that is closed while the map is initialized:

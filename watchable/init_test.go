@@ -155,3 +155,22 @@ func TestInitializerAfterClose(t *testing.T) {
 		t.Fatalf("Revision of a closed map grew to %d", m.Revision())
 	}
 }
+
+// TestInitializedSnapshotSurvivesAnEmptyNetChange: the snapshot announcing
+// initialization is delivered even when writes after it, before the
+// subscriber reads, leave no net change (a key that appeared and vanished).
+func TestInitializedSnapshotSurvivesAnEmptyNetChange(t *testing.T) {
+	var m watchable.Map[string, int]
+	done := m.RegisterInitializer("loader")
+	sub := m.Subscribe(t.Context())
+	if first := next(t, sub); first.Initialized {
+		t.Fatalf("first snapshot says initialized while an initializer is pending")
+	}
+	done()
+	m.Store("k", 1)
+	m.Delete("k")
+	got := next(t, sub)
+	if !got.Initialized || len(got.Updates) != 0 {
+		t.Fatalf("got %+v; want the initialization announced, with no updates", got)
+	}
+}

@@ -11,32 +11,33 @@ import (
 //
 // All methods are safe for concurrent use by any number of goroutines, at
 // any time, including concurrently with Close. Reads (Load, LoadAll, Len,
-// State) never wait for writers. Writes are serialized; each costs O(log N)
-// in the number of entries plus O(1) per subscriber, and never waits for a
-// subscriber to read.
+// State, Revision) never wait for writers. Writes are serialized; each costs
+// O(log N) in the number of entries plus O(1) per subscriber it concerns,
+// and never waits for a subscriber to read.
 //
 // The zero Map is empty and ready to use. A Map must not be copied after
 // first use.
 type Map[K comparable, V any] struct {
-	cur atomic.Pointer[version[K, V]] // nil means empty at revision 0
+	// live holds the contents. While no State or delivered snapshot holds
+	// the current version, writes change it in place; see docs/design.md.
+	live hamt.Live[K, V]
 
 	mu        sync.Mutex // serializes writes, Subscribe and Close
 	subs      []*subscription[K, V]
+	routers   []*router[K, V] // keyed and partitioned subscriptions
 	notifiers []*notifier
 	closed    bool
-	matches   []bool // publish's scratch space for include results
+	matches   []bool          // publish's scratch space for include results
+	one       [1]change[K, V] // a single write's change, without allocating
 
-	init initialization // see init.go
-}
-
-// version is one immutable revision of the contents.
-type version[K comparable, V any] struct {
-	entries hamt.Map[K, V]
-	rev     uint64
-	// uninitialized reports that an initializer was pending when this
-	// version was published (see RegisterInitializer). It is negative so
-	// that the zero Map, which has no initializer, is initialized.
+	// uninitialized reports that an initializer is pending (see
+	// RegisterInitializer). It is negative so that the zero Map, which has
+	// no initializer, is initialized.
 	uninitialized bool
+	init          initialization  // see init.go
+	keys          *keyIndex[K, V] // SubscribeKeys' index, made on first use
+
+	plainKind atomic.Uint32 // see plain.go
 }
 
 // change is one write to one key.
@@ -50,38 +51,32 @@ type change[K comparable, V any] struct {
 	silent bool
 }
 
-func (m *Map[K, V]) current() version[K, V] {
-	if v := m.cur.Load(); v != nil {
-		return *v
-	}
-	return version[K, V]{}
-}
-
 // State returns the current contents as an immutable State, in O(1) and
 // without copying: later writes never change it. Its values are shared with
 // the map and MUST NOT be mutated.
 func (m *Map[K, V]) State() State[K, V] {
-	return State[K, V]{m: m.current().entries}
+	entries, _ := m.live.Freeze()
+	return State[K, V]{m: entries}
 }
 
 // Len returns the number of entries.
 func (m *Map[K, V]) Len() int {
-	return m.current().entries.Len()
+	return m.live.Len()
 }
 
 // Load returns a deep copy of the value stored for key, and whether there is one.
 func (m *Map[K, V]) Load(key K) (value V, ok bool) {
-	v, ok := m.current().entries.Get(key)
+	v, ok := m.live.Get(key)
 	if !ok {
 		return v, false
 	}
-	return DeepCopy(v), true
+	return m.copyValue(v), true
 }
 
 // LoadAll returns a deep copy of the whole map: O(N) copies. Use State to
 // read without copying.
 func (m *Map[K, V]) LoadAll() map[K]V {
-	entries := m.current().entries
+	entries := m.State()
 	out := make(map[K]V, entries.Len())
 	for k, v := range entries.All() {
 		out[k] = DeepCopy(v)
@@ -93,7 +88,7 @@ func (m *Map[K, V]) LoadAll() map[K]V {
 // returns true. include sees the shared values and must not mutate them.
 func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 	out := make(map[K]V)
-	for k, v := range m.current().entries.All() {
+	for k, v := range m.State().All() {
 		if include(k, v) {
 			out[k] = DeepCopy(v)
 		}
@@ -115,7 +110,7 @@ func (m *Map[K, V]) LoadAllMatching(include func(K, V) bool) map[K]V {
 // equal value is indistinguishable from the one in the map, and Store
 // leaves the map as it is.
 func (m *Map[K, V]) Store(key K, value V) {
-	value = DeepCopy(value)
+	value = m.copyValue(value)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.store(key, value)
@@ -126,16 +121,38 @@ func (m *Map[K, V]) store(key K, value V) {
 	if m.closed {
 		return
 	}
-	cur := m.current()
-	old, ok := cur.entries.Get(key)
-	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
-	if ok && DeepEqual(old, value) {
-		if exactEqual[V]() {
+	c := m.live.Find(key)
+	m.storeAt(&c, value)
+}
+
+// storeAt sets the key c found to value, which is already the map's own
+// copy: the lookup, the comparison and the write share one descent of the
+// trie. m.mu is held and the map is open.
+func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
+	old, ok := c.Value()
+	silent := false
+	if ok && m.equal(old, value) {
+		if m.exact() {
 			return
 		}
-		c.silent = true
+		silent = true
 	}
-	m.publish(cur.entries.Set(key, value), []change[K, V]{c})
+	if !m.watched() {
+		// Nobody needs to know what changed: no change record, no
+		// subscriber work, just the write and, if it counts, a signal.
+		rev := m.live.Stamp()
+		if !silent {
+			rev++
+		}
+		c.Set(value, rev)
+		if !silent {
+			m.signal()
+		}
+		return
+	}
+	m.one[0] = change[K, V]{key: c.Key(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
+	m.publish(m.one[:], func(rev uint64) { c.Set(value, rev) })
+	m.one[0] = change[K, V]{} // keep no value alive
 }
 
 // Delete removes key. Deleting a missing key does nothing. After Close,
@@ -149,13 +166,19 @@ func (m *Map[K, V]) Delete(key K) {
 func (m *Map[K, V]) delete(key K) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur := m.current()
-	old, ok := cur.entries.Get(key)
+	c := m.live.Find(key)
+	old, ok := c.Value()
 	if !ok || m.closed {
 		return old, ok
 	}
-	next, _ := cur.entries.Delete(key)
-	m.publish(next, []change[K, V]{{key: key, old: old, hadOld: true}})
+	if !m.watched() {
+		c.Delete(m.live.Stamp() + 1)
+		m.signal()
+		return old, true
+	}
+	m.one[0] = change[K, V]{key: key, old: old, hadOld: true}
+	m.publish(m.one[:], func(rev uint64) { c.Delete(rev) })
+	m.one[0] = change[K, V]{}
 	return old, true
 }
 
@@ -172,10 +195,13 @@ func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
 func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if v, ok := m.current().entries.Get(key); ok {
+	c := m.live.Find(key)
+	if v, ok := c.Value(); ok {
 		return v, true
 	}
-	m.store(key, value)
+	if !m.closed {
+		m.storeAt(&c, value)
+	}
 	return value, false
 }
 
@@ -202,11 +228,12 @@ func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
 	if m.closed {
 		return false
 	}
-	v, ok := m.current().entries.Get(key)
+	c := m.live.Find(key)
+	v, ok := c.Value()
 	if !ok || !DeepEqual(v, old) {
 		return false
 	}
-	m.store(key, new)
+	m.storeAt(&c, new)
 	return true
 }
 
@@ -225,6 +252,11 @@ func (m *Map[K, V]) Close() {
 		s.close()
 	}
 	m.subs = nil
+	for _, r := range m.routers {
+		r.closeAll()
+	}
+	m.routers = nil
+	m.keys = nil
 	for _, n := range m.notifiers {
 		n.stop()
 		n.pos = -1
@@ -232,18 +264,42 @@ func (m *Map[K, V]) Close() {
 	m.notifiers = nil
 }
 
-// publish makes entries the current version with the given changes and
-// tells every subscriber. m.mu is held.
+// watched reports whether a write has anyone to tell what changed, beyond
+// a Notify signal. m.mu is held.
+func (m *Map[K, V]) watched() bool {
+	if len(m.subs) > 0 {
+		return true
+	}
+	for _, r := range m.routers {
+		if r.active() {
+			return true
+		}
+	}
+	return false
+}
+
+// signal wakes every Notify channel. m.mu is held.
+func (m *Map[K, V]) signal() {
+	for _, n := range m.notifiers {
+		n.signal()
+	}
+}
+
+// publish applies changes, which apply makes to the contents at the
+// revision it is given, and tells every subscriber they concern. m.mu is
+// held.
 //
-// Subset subscribers' include functions are asked first, before anything
-// changes: they are the callers' code and may panic, and a panic must leave
-// the map and every subscriber as they were rather than half-told.
+// Subset subscribers' include functions and the routers' partition
+// functions are asked first, before anything changes: they are the callers'
+// code and may panic, and a panic must leave the map and every subscriber as
+// they were rather than half-told.
 //
 // A publication whose changes are all silent (equal values stored) keeps
 // the revision and tells nobody, unless a silent change moves an entry into
-// or out of a subset subscriber's view: include saw a difference that
-// DeepEqual did not, and for that subscriber it is a change like any other.
-func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
+// or out of a subset subscriber's view or between partitions: include saw a
+// difference that DeepEqual did not, and for that subscriber it is a change
+// like any other.
+func (m *Map[K, V]) publish(changes []change[K, V], apply func(rev uint64)) {
 	m.matches = m.matches[:0]
 	for _, s := range m.subs {
 		if s.include == nil {
@@ -254,14 +310,25 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 			m.matches = append(m.matches, c.hasNew && s.include(c.key, c.new))
 		}
 	}
-
-	cur := m.current()
-	next := &version[K, V]{entries: entries, rev: cur.rev, uninitialized: cur.uninitialized}
-	effective := m.effective(changes)
-	if effective {
-		next.rev++
+	for _, r := range m.routers {
+		r.prepare(changes)
 	}
-	m.cur.Store(next)
+
+	effective := m.effective(changes)
+	rev := m.live.Stamp()
+	if effective {
+		rev++
+		// Take back the snapshots whole-map subscribers have not read yet:
+		// if every one comes back, nobody holds the current version, and
+		// the write may change it in place instead of copying a path.
+		for _, s := range m.subs {
+			if !s.filtered {
+				s.open()
+			}
+		}
+	}
+	apply(rev)
+
 	matches := m.matches
 	for _, s := range m.subs {
 		for i := range changes {
@@ -272,19 +339,21 @@ func (m *Map[K, V]) publish(entries hamt.Map[K, V], changes []change[K, V]) {
 			s.record(&changes[i], hasAfter)
 		}
 		if effective {
-			s.flush(next, false)
+			s.flush(rev, false)
 		}
 	}
+	for _, r := range m.routers {
+		r.tell(changes, rev)
+	}
 	if effective {
-		for _, n := range m.notifiers {
-			n.signal()
-		}
+		m.signal()
 	}
 }
 
 // effective reports whether changes make a new revision: whether one of
-// them is not silent, or moves an entry into or out of a subset
-// subscriber's view. m.matches holds the include results. m.mu is held.
+// them is not silent, moves an entry into or out of a subset subscriber's
+// view, or moves it between partitions. m.matches holds the include
+// results. m.mu is held.
 func (m *Map[K, V]) effective(changes []change[K, V]) bool {
 	for i := range changes {
 		if !changes[i].silent {
@@ -304,23 +373,33 @@ func (m *Map[K, V]) effective(changes []change[K, V]) bool {
 		}
 		matches = matches[len(changes):]
 	}
+	for _, r := range m.routers {
+		if r.moves(changes) {
+			return true
+		}
+	}
 	return false
 }
 
 // Revision returns the current revision: the number of effective writes so
 // far. It never decreases, and stops growing when the map is closed.
 func (m *Map[K, V]) Revision() uint64 {
-	return m.current().rev
+	return m.live.Stamp()
 }
 
-// Subscribers returns the number of open subscriptions (Subscribe and
-// SubscribeSubset). One whose context is done is removed by a goroutine that
-// context.AfterFunc starts, so it may still be counted for a moment; a
-// subscription is no longer counted once its channel is closed.
+// Subscribers returns the number of open subscriptions (Subscribe,
+// SubscribeSubset, SubscribeKeys and partition subscriptions). One whose
+// context is done is removed by a goroutine that context.AfterFunc starts,
+// so it may still be counted for a moment; a subscription is no longer
+// counted once its channel is closed.
 func (m *Map[K, V]) Subscribers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.subs)
+	n := len(m.subs)
+	for _, r := range m.routers {
+		n += r.subscribers()
+	}
+	return n
 }
 
 // Notifiers returns the number of active Notify registrations, with the

@@ -7,23 +7,23 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	peer "github.com/telepresenceio/watchable"
 
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// model checks a Map against a plain Go map (and, for the operations both
-// libraries share, against github.com/telepresenceio/watchable) over a
-// sequence of operations decoded from bytes, and checks that subscribers
-// which rebuild the map from Updates alone always equal its State.
+// model checks a Map against a plain Go map over a sequence of operations
+// decoded from bytes, and checks that subscribers which rebuild the map from
+// Updates alone always equal its State. (The comparison with
+// github.com/telepresenceio/watchable on the operations both libraries
+// share lives in the bench module, which may depend on it: bench/peer_test.go.)
 type model struct {
 	t      *testing.T
 	m      watchable.Map[int, int]
 	want   map[int]int
 	rev    uint64
-	peer   *peer.Map[int, int] // nil: no comparison
 	subs   []*modelSub
 	closed bool
+	parts  *watchable.Partitions[int, int, int] // made by the first partition subscription
 }
 
 type modelSub struct {
@@ -35,12 +35,8 @@ type modelSub struct {
 	done    bool
 }
 
-func newModel(t *testing.T, withPeer bool) *model {
-	md := &model{t: t, want: map[int]int{}}
-	if withPeer {
-		md.peer = &peer.Map[int, int]{}
-	}
-	return md
+func newModel(t *testing.T) *model {
+	return &model{t: t, want: map[int]int{}}
 }
 
 // run decodes and applies ops; every op consumes three bytes.
@@ -58,9 +54,6 @@ func (md *model) run(data []byte) {
 			md.t.Fatalf("subscription still open after Close")
 		}
 	}
-	if md.peer != nil {
-		md.peer.Close()
-	}
 }
 
 func (md *model) step(op byte, k, v int) {
@@ -70,15 +63,9 @@ func (md *model) step(op byte, k, v int) {
 	case 0, 1, 2:
 		md.m.Store(k, v)
 		md.apply(k, v, true)
-		if md.peer != nil {
-			md.peer.Store(k, v)
-		}
 	case 3, 4:
 		md.m.Delete(k)
 		md.apply(k, 0, false)
-		if md.peer != nil {
-			md.peer.Delete(k)
-		}
 	case 5:
 		got, loaded := md.m.LoadOrStore(k, v)
 		old, had := md.want[k]
@@ -87,19 +74,11 @@ func (md *model) step(op byte, k, v int) {
 			old = v
 		}
 		md.agree("LoadOrStore", fmt.Sprint(old, had && !md.closed || had), fmt.Sprint(got, loaded))
-		if md.peer != nil {
-			pv, pl := md.peer.LoadOrStore(k, v)
-			md.agree("peer LoadOrStore", fmt.Sprint(pv, pl), fmt.Sprint(got, loaded))
-		}
 	case 6:
 		got, ok := md.m.LoadAndDelete(k)
 		old, had := md.want[k]
 		md.apply(k, 0, false)
 		md.agree("LoadAndDelete", fmt.Sprint(old, had), fmt.Sprint(got, ok))
-		if md.peer != nil {
-			pv, pok := md.peer.LoadAndDelete(k)
-			md.agree("peer LoadAndDelete", fmt.Sprint(pv, pok), fmt.Sprint(got, ok))
-		}
 	case 7:
 		old := v % 2
 		swapped := md.m.CompareAndSwap(k, old, v)
@@ -109,9 +88,6 @@ func (md *model) step(op byte, k, v int) {
 			md.apply(k, v, true)
 		}
 		md.agree("CompareAndSwap", fmt.Sprint(want), fmt.Sprint(swapped))
-		if md.peer != nil {
-			md.agree("peer CompareAndSwap", fmt.Sprint(md.peer.CompareAndSwap(k, old, v)), fmt.Sprint(swapped))
-		}
 	case 8:
 		// A batch of up to three writes derived from k and v.
 		md.m.Batch(func(b *watchable.Batch[int, int]) {
@@ -136,7 +112,6 @@ func (md *model) step(op byte, k, v int) {
 		if changed && !md.closed {
 			md.rev++
 		}
-		md.syncPeer()
 	case 9:
 		// Replace with the keys selected by the bits of k, valued v.
 		next := map[int]int{}
@@ -150,13 +125,31 @@ func (md *model) step(op byte, k, v int) {
 			md.want = next
 			md.rev++
 		}
-		md.syncPeer()
 	case 10:
 		md.subs = append(md.subs, &modelSub{ch: md.m.Subscribe(t.Context()), seen: map[int]int{}})
 	case 11:
-		mod := v%2 + 2
-		include := func(key, _ int) bool { return key%mod == 0 }
-		md.subs = append(md.subs, &modelSub{ch: md.m.SubscribeSubset(t.Context(), include), include: include, seen: map[int]int{}})
+		// A subscription to part of the map: a subset, two keys, or the
+		// partition of values of one parity.
+		var include func(key, val int) bool
+		var ch <-chan watchable.Snapshot[int, int]
+		switch v {
+		case 0, 1:
+			mod := v%2 + 2
+			include = func(key, _ int) bool { return key%mod == 0 }
+			ch = md.m.SubscribeSubset(t.Context(), include)
+		case 2:
+			a, b := k, (k+3)%8
+			include = func(key, _ int) bool { return key == a || key == b }
+			ch = md.m.SubscribeKeys(t.Context(), a, b, a)
+		case 3:
+			if md.parts == nil {
+				md.parts = watchable.PartitionBy(t.Context(), md.m.View(), func(_, val int) int { return val % 2 })
+			}
+			part := k % 2
+			include = func(_, val int) bool { return val%2 == part }
+			ch = md.parts.Subscribe(t.Context(), part)
+		}
+		md.subs = append(md.subs, &modelSub{ch: ch, include: include, seen: map[int]int{}})
 	case 12, 13:
 		md.readAll()
 	case 14:
@@ -164,18 +157,10 @@ func (md *model) step(op byte, k, v int) {
 		w, wok := md.want[k]
 		md.agree("Load", fmt.Sprint(w, wok), fmt.Sprint(got, ok))
 		md.agree("Len", fmt.Sprint(len(md.want)), fmt.Sprint(md.m.Len()))
-		if md.peer != nil {
-			pv, pok := md.peer.Load(k)
-			md.agree("peer Load", fmt.Sprint(pv, pok), fmt.Sprint(got, ok))
-		}
 	case 15:
 		if k == 7 && v == 3 {
 			md.m.Close()
 			md.closed = true
-			if md.peer != nil {
-				md.peer.Close()
-				md.peer = nil // the peer panics on writes after Close
-			}
 		}
 	}
 	if diff := cmp.Diff(md.want, md.m.LoadAll()); diff != "" {
@@ -184,24 +169,13 @@ func (md *model) step(op byte, k, v int) {
 	if md.m.Revision() != md.rev {
 		t.Fatalf("op %d(%d,%d): Revision = %d; want %d", op, k, v, md.m.Revision(), md.rev)
 	}
-	if md.peer != nil {
-		if diff := cmp.Diff(md.peer.LoadAll(), md.m.LoadAll()); diff != "" {
-			t.Fatalf("op %d(%d,%d): differs from the peer (-peer +ours):\n%s", op, k, v, diff)
+	if md.parts != nil && !md.closed {
+		sizes := map[int]int{}
+		for _, val := range md.want {
+			sizes[val%2]++
 		}
-	}
-}
-
-// syncPeer makes the peer, which has no Batch or Replace, hold the model's
-// contents.
-func (md *model) syncPeer() {
-	if md.peer == nil {
-		return
-	}
-	for k := range 8 {
-		if v, ok := md.want[k]; ok {
-			md.peer.Store(k, v)
-		} else {
-			md.peer.Delete(k)
+		if diff := cmp.Diff(sizes, md.parts.Sizes().LoadAll()); diff != "" {
+			t.Fatalf("op %d(%d,%d): partition sizes (-want +got):\n%s", op, k, v, diff)
 		}
 	}
 }
@@ -331,7 +305,7 @@ func TestDifferential(t *testing.T) {
 			for i := range data {
 				data[i] = byte(r.UintN(256))
 			}
-			newModel(t, true).run(data)
+			newModel(t).run(data)
 		})
 	}
 }
@@ -342,6 +316,6 @@ func FuzzMap(f *testing.F) {
 	f.Add([]byte{10, 0, 0, 8, 0, 3, 8, 5, 2, 9, 2, 2, 6, 1, 1, 7, 1, 1, 5, 6, 2, 12, 0, 0, 15, 7, 3, 0, 1, 1})
 	f.Add([]byte{11, 0, 1, 0, 0, 2, 0, 0, 1, 0, 0, 2, 3, 0, 0, 12, 0, 0, 0, 2, 2, 4, 2, 0, 13, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		newModel(t, false).run(data)
+		newModel(t).run(data)
 	})
 }

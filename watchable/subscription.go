@@ -54,29 +54,37 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 		close(ch)
 		return ch
 	}
-	cur := m.current()
-	s := &subscription[K, V]{m: m, ch: ch, include: include, pos: len(m.subs)}
-	view := cur.entries
+	s := &subscription[K, V]{m: m, ch: ch, include: include, filtered: include != nil, pos: len(m.subs)}
 	if include != nil {
 		txn := hamt.Map[K, V]{}.Txn()
-		for k, v := range cur.entries.All() {
+		for k, v := range m.live.Peek().All() {
 			if include(k, v) {
 				txn.Set(k, v)
 			}
 		}
-		view = txn.Commit()
+		s.view = txn.Commit()
 	}
-	s.view = view
+	s.start(m.live.Stamp())
+	m.subs = append(m.subs, s)
+	s.stop = context.AfterFunc(ctx, s.cancel)
+	return ch
+}
+
+// start puts the subscription's first snapshot in its channel: every entry
+// of its view, at revision rev. m.mu is held.
+func (s *subscription[K, V]) start(rev uint64) {
+	view := s.view
+	if !s.filtered {
+		s.sealed = s.m.live.Seal()
+		view = s.sealed.Map
+	}
 	s.updates = make([]Update[K, V], 0, view.Len())
 	for k, v := range view.All() {
 		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: cur.rev, Initialized: !cur.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 	s.first = true
-	m.subs = append(m.subs, s)
-	s.stop = context.AfterFunc(ctx, s.cancel)
-	return ch
 }
 
 // subscription is one subscriber's channel and its pending window: the net
@@ -92,27 +100,38 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 type subscription[K comparable, V any] struct {
 	m       *Map[K, V]
 	ch      chan Snapshot[K, V]
-	include func(K, V) bool // nil: the whole map
+	include func(K, V) bool // nil: the whole map, or routed (filtered)
 	stop    func() bool     // stops the context.AfterFunc
-	pos     int             // index in m.subs
+	pos     int             // index in m.subs, or in the router's list
 	closed  bool
+	// detach removes a routed subscription from its router's index; nil
+	// for those in m.subs.
+	detach func()
 
-	// view is the subscriber's own State for subset subscriptions, kept up
-	// to date by record; whole-map subscriptions use the map's version.
-	view hamt.Map[K, V]
+	// filtered reports that the subscriber sees only some entries (a
+	// subset, keys or a partition): its State is view, its own trie, kept up
+	// to date by record. The others see the map's version, sealed (see
+	// hamt.Live.Seal) while a snapshot of it is in the channel.
+	filtered bool
+	view     hamt.Map[K, V]
+	sealed   hamt.Sealed[K, V]
 
 	sent bool // a snapshot was put in ch and may still be there
 	// first reports that the snapshot in ch is the subscription's first,
 	// unread: it is delivered even if writes since leave it no net change,
-	// because a reader counts on finding it.
+	// because a reader counts on finding it. always reports the same of a
+	// snapshot that announced the map's initialization.
 	first   bool
+	always  bool
 	opened  bool // record has prepared the window in this write
 	updates []Update[K, V]
-	// index locates each pending key in updates and remembers what the
-	// subscriber saw before the window. It is built lazily: a subscriber
-	// that reads every snapshot before the next write never needs it for the
-	// first snapshot's (possibly large) list.
-	index   map[K]pending[K, V]
+	// befores, parallel to updates, remembers what the subscriber saw of
+	// each pending key before the window; index locates the pending keys in
+	// updates once there are more than smallWindow of them. Both are made
+	// lazily: a subscriber that reads every snapshot before the next write
+	// never needs them for the first snapshot's (possibly large) list.
+	befores []before[V]
+	index   map[K]int
 	indexed bool
 }
 
@@ -120,11 +139,17 @@ type subscription[K comparable, V any] struct {
 // its next window rather than dropping.
 const maxReusedIndex = 256
 
-// pending is what the window knows about one changed key.
-type pending[K comparable, V any] struct {
-	pos       int // in updates
-	before    V   // the value in the subscriber's previous snapshot
-	hadBefore bool
+// smallWindow is the most pending keys a window finds by scanning its
+// updates; past it, it builds an index. Most windows hold a key or two (a
+// subscriber that keeps up, a keyed subscription), and a scan of a few
+// keys costs less than a Go map, in time and in memory touched.
+const smallWindow = 8
+
+// before is what the subscriber saw of a pending key in its previous
+// snapshot.
+type before[V any] struct {
+	val V
+	had bool
 }
 
 // open makes the window ready for changes: it reclaims an unread snapshot,
@@ -138,43 +163,76 @@ func (s *subscription[K, V]) open() {
 		s.sent = false
 		select {
 		case <-s.ch: // unread: keep merging into its updates
+			// Nobody saw that snapshot's State, so a write may change
+			// the version it holds in place again.
+			if !s.filtered {
+				s.m.live.Unseal(s.sealed)
+			}
 		default: // read: the reader owns those updates now
 			s.first = false
+			s.always = false
 			s.updates = nil
 			s.indexed = true
 			// A Go map keeps its size when cleared, so an index that
 			// once held a large window (typically the whole first
 			// snapshot) would stay that large for the life of the
-			// subscription. Small ones are reused to save allocations.
+			// subscription. Small ones are reused to save allocations,
+			// and so is the befores slice.
 			if len(s.index) > maxReusedIndex {
 				s.index = nil
 			} else {
 				clear(s.index)
 			}
+			if cap(s.befores) > maxReusedIndex {
+				s.befores = nil
+			} else {
+				clear(s.befores)
+				s.befores = s.befores[:0]
+			}
 		}
 	}
 	if !s.indexed {
-		if s.index == nil {
-			s.index = make(map[K]pending[K, V], len(s.updates))
-		}
-		for i, u := range s.updates {
-			s.index[u.Key] = pending[K, V]{pos: i} // the first snapshot: nothing before
+		// The first snapshot: nothing before any of its keys.
+		s.befores = make([]before[V], len(s.updates))
+		if len(s.updates) > smallWindow {
+			s.buildIndex()
 		}
 		s.indexed = true
 	}
+}
+
+// buildIndex indexes the window's keys by position.
+func (s *subscription[K, V]) buildIndex() {
 	if s.index == nil {
-		s.index = make(map[K]pending[K, V])
+		s.index = make(map[K]int, len(s.updates))
 	}
+	for i, u := range s.updates {
+		s.index[u.Key] = i
+	}
+}
+
+// find returns the position of key in the window, if it is pending.
+func (s *subscription[K, V]) find(key K) (int, bool) {
+	if len(s.index) > 0 || len(s.updates) > smallWindow {
+		pos, ok := s.index[key]
+		return pos, ok
+	}
+	for i := range s.updates {
+		if s.updates[i].Key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // record merges one change into the window. hasAfter reports whether the
 // subscriber sees the key after the change: for a subset subscription,
 // whether the new value is included.
 func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
-	before, hadBefore, after := c.old, c.hadOld, c.new
-	if s.include != nil {
-		before, hadBefore = s.view.Get(c.key)
-		if !hadBefore && !hasAfter {
+	prev, hadPrev, after := c.old, c.hadOld, c.new
+	if s.filtered {
+		prev, hadPrev = s.view.Get(c.key)
+		if !hadPrev && !hasAfter {
 			return
 		}
 		if hasAfter {
@@ -183,59 +241,74 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 			s.view, _ = s.view.Delete(c.key)
 		}
 	}
-	if c.silent && hadBefore == hasAfter {
+	if c.silent && hadPrev == hasAfter {
 		// An equal value replaced the one the subscriber knows: its next
 		// State holds the new value, but there is nothing to tell.
 		return
 	}
 	s.open()
-	p, ok := s.index[c.key]
+	pos, ok := s.find(c.key)
 	if !ok {
 		// Untouched since the previous snapshot, so the subscriber saw the
 		// value from just before this change.
-		p = pending[K, V]{pos: len(s.updates), before: before, hadBefore: hadBefore}
-		s.index[c.key] = p
-		s.updates = append(s.updates, Update[K, V]{})
+		pos = len(s.updates)
+		s.updates = append(s.updates, Update[K, V]{Key: c.key})
+		s.befores = append(s.befores, before[V]{val: prev, had: hadPrev})
+		switch {
+		case len(s.index) > 0:
+			s.index[c.key] = pos
+		case len(s.updates) > smallWindow:
+			s.buildIndex()
+		}
 	}
-	switch {
+	switch b := s.befores[pos]; {
 	case hasAfter:
-		s.updates[p.pos] = Update[K, V]{Key: c.key, Value: after}
-	case p.hadBefore:
-		s.updates[p.pos] = Update[K, V]{Key: c.key, Delete: true, Value: p.before}
+		s.updates[pos] = Update[K, V]{Key: c.key, Value: after}
+	case b.had:
+		s.updates[pos] = Update[K, V]{Key: c.key, Delete: true, Value: b.val}
 	default: // appeared and vanished within the window: no net change
 		last := len(s.updates) - 1
-		if p.pos != last {
-			moved := s.updates[last]
-			s.updates[p.pos] = moved
-			q := s.index[moved.Key]
-			q.pos = p.pos
-			s.index[moved.Key] = q
+		if pos != last {
+			s.updates[pos] = s.updates[last]
+			s.befores[pos] = s.befores[last]
+			if len(s.index) > 0 {
+				s.index[s.updates[pos].Key] = pos
+			}
 		}
 		s.updates[last] = Update[K, V]{}
+		s.befores[last] = before[V]{}
 		s.updates = s.updates[:last]
-		delete(s.index, c.key)
+		s.befores = s.befores[:last]
+		if len(s.index) > 0 {
+			delete(s.index, c.key)
+			if len(s.updates) <= smallWindow {
+				clear(s.index) // back to scanning
+			}
+		}
 	}
 }
 
-// flush delivers the window, if this write touched it and it is not empty.
-// With always, it delivers a snapshot even when nothing changed for this
-// subscriber, as it must when the map becomes initialized.
-func (s *subscription[K, V]) flush(v *version[K, V], always bool) {
+// flush delivers the window at revision rev, if this write touched it and it
+// is not empty. With always, it delivers a snapshot even when nothing
+// changed for this subscriber, as it must when the map becomes initialized.
+func (s *subscription[K, V]) flush(rev uint64, always bool) {
 	if always {
 		s.open()
+		s.always = true
 	}
 	if !s.opened {
 		return
 	}
 	s.opened = false
-	if len(s.updates) == 0 && !s.first && !always {
+	if len(s.updates) == 0 && !s.first && !s.always {
 		return
 	}
-	view := v.entries
-	if s.include != nil {
-		view = s.view
+	view := s.view
+	if !s.filtered {
+		s.sealed = s.m.live.Seal()
+		view = s.sealed.Map
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: v.rev, Initialized: !v.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 
@@ -245,6 +318,11 @@ func (s *subscription[K, V]) cancel() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s.closed {
+		return
+	}
+	if s.detach != nil {
+		s.detach()
+		s.close()
 		return
 	}
 	last := len(m.subs) - 1

@@ -131,7 +131,7 @@ func TestHeldVanishWithTheReplica(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- a.Run(ctx, registry.StoreConfig{Lease: lease, Limits: registry.Limits{MaxInstancesPerService: 10},
+		done <- a.Run(ctx, registry.StoreConfig{Lease: lease, Limits: registry.Limits{MaxInstancesPerService: 10, MaxInstances: 100},
 			Logger: etcdtest.Logger(t), Now: time.Now})
 	}()
 	defer func() {

@@ -196,6 +196,10 @@ func (s *Store) register(ctx context.Context, cfg registry.StoreConfig, sk *sink
 			return "", false, fmt.Errorf("register instance of service %q: %w: the service has the maximum of %d",
 				reg.ServiceID, registry.ErrTooManyInstances, cfg.Limits.MaxInstancesPerService)
 		}
+		if state.Len() >= cfg.Limits.MaxInstances {
+			return "", false, fmt.Errorf("register instance of service %q: %w: the registry has the maximum of %d instances",
+				reg.ServiceID, registry.ErrTooManyInstances, cfg.Limits.MaxInstances)
+		}
 		inst.RuntimeInstanceID = reg.RuntimeInstanceID // the id it had, before a restart of the registry
 		if _, taken := state.Get(inst.RuntimeInstanceID); inst.RuntimeInstanceID == "" || taken {
 			inst.RuntimeInstanceID = newID()

@@ -10,12 +10,12 @@
 //	...
 //	reg, err := registry.New(registry.WithToken(token))
 //	...
-//	mux.Handle("/v1/", reg.Handler())
-//	mux.Handle("/ws/", reg.Handler())
-//	err = runner.Run(ctx, reg, server, gateway) // or registry.Serve(ctx, ln, reg)
+//	api := httpserver.New("registry-api", addr, reg.Handler())
+//	err = runner.Run(ctx, reg, api, gateway) // or registry.ListenAndServe(ctx, addr, reg)
 //
-// New takes functional options: WithToken (required), WithDiscoveryToken,
-// WithLease, WithLogger and WithLimits.
+// New takes functional options: WithToken or WithServiceToken (at least
+// one is required), WithDiscoveryToken, WithAddressPolicy, WithLease,
+// WithLogger and WithLimits.
 //
 // # In the program
 //
@@ -42,19 +42,51 @@
 //	GET    /v1/discovery?serviceId=&envTag=&protocol=        200 DiscoverySnapshot
 //	GET    /v1/discovery/watch?serviceId=&envTag=&protocol=  text/event-stream
 //
-// The first three need "Authorization: Bearer <token>" with the token of
-// WithToken; lookups and watches need the token of WithDiscoveryToken (or
-// that of WithToken) when one is set. Bad input changes nothing and is
-// answered with {"error", "field"}: 400 for invalid JSON, unknown or invalid
-// fields, 401 for a missing or wrong token, 409 when the service has
-// Limits.MaxInstancesPerService instances, 413 for a body over
-// Limits.MaxBodyBytes, 415 for a content type other than application/json,
-// 503 while the registry is not running.
+// The first three need "Authorization: Bearer <token>" with a registration
+// token: that of WithToken, for every service, or one of WithServiceToken,
+// for the services it lists only. Lookups and watches need the token of
+// WithDiscoveryToken (or a registration token) when one is set. Bad input
+// changes nothing and is answered with {"error", "field"}:
+//
+//	400  invalid JSON, invalid UTF-8, unknown or invalid fields (see Input)
+//	401  a missing or wrong token (the connection is then closed)
+//	403  a token that may not act for the service, or an address that the
+//	     AddressPolicy refuses (field "address")
+//	404  an unknown runtimeInstanceId, with "code": "not_registered"
+//	     (ReasonNotRegistered): its lease expired, it was deregistered, or
+//	     the registry restarted; a client whose heartbeat gets it
+//	     registers again
+//	408  a body not received within the server's body timeout
+//	409  the service has Limits.MaxInstancesPerService instances, or the
+//	     registry Limits.MaxInstances
+//	413  a body over Limits.MaxBodyBytes
+//	415  a content type other than application/json
+//	503  the registry is not running, or Limits.MaxWatchers watches are
+//	     live (with Retry-After)
 //
 // A watch sends "event: snapshot" with the current snapshot at once, then
 // one after every change that affects it. Events are coalesced: a slow
 // reader gets the newest snapshot, never a backlog. Comment lines keep idle
-// streams alive.
+// streams alive. A watch ends when the registry stops, or when the
+// httpserver.Server serving it begins to shut down (see
+// httpserver.Draining).
+//
+// # Input
+//
+// serviceId and envTag may contain only ASCII letters, digits, '.', '_'
+// and '-', and start with a letter or digit; tag keys may also contain
+// '/' ("app.kubernetes.io/name"). So nothing invisible or confusable gets
+// in: "svc-a" followed by a zero-width space, or with a Cyrillic "а", is
+// refused, not registered as a second service that looks like the first.
+// version and tag values are printable UTF-8: letters, marks, numbers,
+// punctuation, symbols and the ASCII space, without control, format (such
+// as U+200B or U+202E) or private-use characters. address is an IP
+// address (IPv6 without brackets) or a host name of ASCII letters, digits,
+// '-' and '_', without scheme or port. Every string is at most
+// Limits.MaxStringLength bytes. A body, query or message that is not
+// valid UTF-8 is refused as a whole (400, or CodeInvalidParams), rather
+// than decoded with replacement characters. The error names the field and
+// the character refused, with its position.
 //
 // # Lookups
 //
@@ -109,10 +141,21 @@
 // Errors use the standard codes (CodeParseError, CodeInvalidRequest,
 // CodeMethodNotFound, CodeInvalidParams with {"error", "field"} as data) and
 // the application codes CodeUnauthorized (the socket is then closed with
-// 1008), CodeNotRegistered, CodeAlreadyRegistered, CodeLimitExceeded and
-// CodeUnavailable. Batches are not supported. A message over
-// Limits.MaxMessageBytes closes the socket with 1009, a binary message with
-// 1003. Sockets are pinged every Limits.KeepAlive.
+// 1008), CodeNotRegistered, CodeAlreadyRegistered, CodeLimitExceeded,
+// CodeUnavailable and CodeForbidden (with {"error", "field"} as data). An
+// error carries the id of the request whenever it can be read, even from
+// a request that is otherwise invalid; null only when it cannot. Batches
+// are not supported: each request of a batch is answered with
+// CodeInvalidRequest and its id, in an array (an empty batch with one
+// error). A message that is not valid UTF-8 is answered with
+// CodeInvalidParams.
+//
+// A socket that has not presented a valid token within
+// Limits.AuthTimeout is closed with 1008. A message over
+// Limits.MaxMessageBytes closes it with 1009, a binary message with 1003.
+// Sockets are pinged every Limits.KeepAlive, and closed with 1001 (going
+// away) when the registry stops or the server shuts down. At most
+// Limits.MaxSockets are open at once (503 before the upgrade beyond).
 //
 // # Security
 //
@@ -120,4 +163,28 @@
 // encoders, the Registry keeps only their SHA-256 digests, and they are
 // compared in constant time. Read them with TokenFromEnv or from a
 // configuration file, never from a command line flag.
+//
+// A token of WithServiceToken registers, renews and deregisters the
+// instances of its services only, so that one team's token cannot remove
+// another's instances. What instances may register is bounded by an
+// AddressPolicy: by default no link-local address (metadata services), no
+// unspecified or multicast address, and not the control plane's own
+// address, so that a gateway following the registry is never pointed at
+// either.
+//
+// Refusals are counted (Counters) and logged without the token: refused
+// tokens and caps reached at warn, at most one record a second each,
+// with the client's address and the reason. Per-instance events
+// (registered, deregistered, lease expired) are logged at debug only.
+//
+// # Limits
+//
+// Limits bound what clients can make the registry hold: instances per
+// service and in all, live watches (SSE and subscriptions together),
+// open WebSockets, subscriptions per socket, sizes of bodies, messages,
+// strings and tag sets, and the time a socket may stay unauthenticated.
+// Their defaults suit production. Serve the handler with an
+// httpserver.Server (ListenAndServe does) for the limits of the
+// connections themselves: header, body and idle timeouts, and a
+// connection cap.
 package registry

@@ -52,7 +52,7 @@ func ExampleNew() {
 	)
 	fmt.Println(reg.Name(), err)
 	// Output:
-	// without WithToken: registry: no registration token: New needs WithToken with a non-empty token
+	// without WithToken: registry: no registration token: New needs WithToken, or WithServiceToken, with a non-empty token
 	// registry <nil>
 }
 

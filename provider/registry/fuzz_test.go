@@ -114,6 +114,8 @@ func FuzzJSONRPC(f *testing.F) {
 		`{"jsonrpc":"2.0","id":{},"method":"x"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"service/register","params":[]}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"x"}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"x"},{"jsonrpc":"2.0","method":"y"},{"id":"z"},3]`, `[]`,
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"discovery/lookup\",\"params\":{\"serviceId\":\"a\xff\"}}",
 		`{"jsonrpc":1}`, `{`, `null`, `1`, "",
 	} {
 		f.Add(s)
@@ -124,27 +126,41 @@ func FuzzJSONRPC(f *testing.F) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var mu sync.Mutex
 			var sent [][]byte
-			s := &session{r: r, ctx: ctx, microservice: microservice, authorized: !microservice,
+			s := &session{r: r, ctx: ctx, microservice: microservice, cred: r.creds[0],
 				subs: make(map[string]*subscription),
 				send: func(b []byte) error { mu.Lock(); defer mu.Unlock(); sent = append(sent, b); return nil }}
+			s.authorized.Store(!microservice)
 			if _, err := s.handle([]byte(msg)); err != nil {
 				t.Fatal(err)
 			}
 			cancel()
 			s.end()
+			type response struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Result  json.RawMessage `json:"result"`
+				Error   *RPCError       `json:"error"`
+				Method  string          `json:"method"`
+			}
 			for _, b := range sent {
-				var resp struct {
-					JSONRPC string          `json:"jsonrpc"`
-					ID      json.RawMessage `json:"id"`
-					Result  json.RawMessage `json:"result"`
-					Error   *RPCError       `json:"error"`
-					Method  string          `json:"method"`
+				var resps []response
+				if len(b) > 0 && b[0] == '[' { // the answer to a batch
+					if err := json.Unmarshal(b, &resps); err != nil || len(resps) == 0 {
+						t.Fatalf("sent %q: %v", b, err)
+					}
+				} else {
+					resps = make([]response, 1)
+					if err := json.Unmarshal(b, &resps[0]); err != nil {
+						t.Fatalf("sent %q: %v", b, err)
+					}
 				}
-				if err := json.Unmarshal(b, &resp); err != nil || resp.JSONRPC != "2.0" {
-					t.Fatalf("sent %q: %v", b, err)
-				}
-				if resp.Method == "" && (resp.Result == nil) == (resp.Error == nil) {
-					t.Fatalf("response %q has both or neither result and error", b)
+				for _, resp := range resps {
+					if resp.JSONRPC != "2.0" {
+						t.Fatalf("sent %q: not JSON-RPC 2.0", b)
+					}
+					if resp.Method == "" && (resp.Result == nil) == (resp.Error == nil) {
+						t.Fatalf("response %q has both or neither result and error", b)
+					}
 				}
 			}
 		}

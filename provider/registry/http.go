@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/switchyard-go/switchyard/httpserver"
 )
 
 // Handler returns the HTTP handler of the registry: the HTTP API under /v1/
@@ -47,10 +52,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, field, format string, args ...any) {
-	if status == http.StatusUnauthorized {
+	writeFieldError(w, status, fieldErr(field, format, args...))
+}
+
+// writeFieldError answers with ferr as the body. Refusals that may leave
+// a request body unread also close the connection: net/http would
+// otherwise read what is left of the body, which a hostile client sends as
+// slowly as it can.
+func writeFieldError(w http.ResponseWriter, status int, ferr *FieldError) {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard-registry"`)
+		w.Header().Set("Connection", "close")
+	case http.StatusForbidden, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		w.Header().Set("Connection", "close")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, status, fieldErr(field, format, args...))
+	writeJSON(w, status, ferr)
 }
 
 // bearer returns the token of an "Authorization: Bearer" header, and
@@ -67,53 +86,112 @@ func bearer(req *http.Request) (token string, present bool) {
 	return strings.TrimSpace(token), true
 }
 
-// admit writes the answer for a request that cannot be served (registry not
-// running, missing or wrong token) and reports whether it may go on.
-func (r *Registry) admit(w http.ResponseWriter, req *http.Request, discovery bool) bool {
+// tokenProblem says what is wrong with the token of a refused request,
+// for the log: never the token itself.
+func tokenProblem(req *http.Request) string {
+	switch token, present := bearer(req); {
+	case !present:
+		return "no Authorization header"
+	case token == "":
+		return "Authorization header without a bearer token"
+	default:
+		return "wrong token"
+	}
+}
+
+func httpRefusal(req *http.Request, reason string) refusal {
+	return refusal{remote: remoteOf(req), transport: "http", path: req.URL.Path, reason: reason}
+}
+
+// running answers 503 unless the registry runs, and reports whether it
+// does.
+func (r *Registry) running(w http.ResponseWriter) bool {
 	if !r.isRunning() {
-		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
 		return false
 	}
-	token, _ := bearer(req)
-	ok := r.authorizeRegistration(token)
-	if discovery {
-		ok = r.authorizeDiscovery(token)
+	return true
+}
+
+// admitRegistrant answers a request that cannot register, heartbeat or
+// deregister (registry not running, missing or wrong token), and returns
+// the credential of the token of one that can.
+func (r *Registry) admitRegistrant(w http.ResponseWriter, req *http.Request) *credential {
+	if !r.running(w) {
+		return nil
 	}
-	if !ok {
+	token, _ := bearer(req)
+	cred := r.registrant(token)
+	if cred == nil {
+		r.authFailed(httpRefusal(req, tokenProblem(req)))
+		writeError(w, http.StatusUnauthorized, "", "missing or invalid bearer token")
+	}
+	return cred
+}
+
+// admitDiscovery answers a lookup or watch that cannot be served, and
+// reports whether it can.
+func (r *Registry) admitDiscovery(w http.ResponseWriter, req *http.Request) bool {
+	if !r.running(w) {
+		return false
+	}
+	if token, _ := bearer(req); !r.authorizeDiscovery(token) {
+		r.authFailed(httpRefusal(req, tokenProblem(req)))
 		writeError(w, http.StatusUnauthorized, "", "missing or invalid bearer token")
 		return false
 	}
 	return true
 }
 
+// badInput counts and answers bad input.
+func (r *Registry) badInput(w http.ResponseWriter, status int, ferr *FieldError) {
+	r.counts.invalidInput.Add(1)
+	writeFieldError(w, status, ferr)
+}
+
+// localAddr is the address a request arrived at, or nil.
+func localAddr(req *http.Request) net.Addr {
+	a, _ := req.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return a
+}
+
 func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
-	if !r.admit(w, req, false) {
+	cred := r.admitRegistrant(w, req)
+	if cred == nil {
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "", "content type must be application/json")
+		r.badInput(w, http.StatusUnsupportedMediaType, fieldErr("", "content type must be application/json"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.cfg.limits.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "", "request body is larger than %d bytes", tooBig.Limit)
-			return
+		switch {
+		case errors.As(err, &tooBig):
+			r.badInput(w, http.StatusRequestEntityTooLarge, fieldErr("", "request body is larger than %d bytes", tooBig.Limit))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			r.badInput(w, http.StatusRequestTimeout, fieldErr("", "request body not received in time"))
+		default:
+			r.badInput(w, http.StatusBadRequest, fieldErr("", "reading request body: %v", err))
 		}
-		writeError(w, http.StatusBadRequest, "", "reading request body: %v", err)
 		return
 	}
 	reg, ferr := r.cfg.limits.decodeRegistration(body)
 	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, ferr)
+		r.badInput(w, http.StatusBadRequest, ferr)
+		return
+	}
+	if ferr := r.permit(cred, &reg, localAddr(req)); ferr != nil {
+		r.forbidden(httpRefusal(req, ferr.Error()))
+		writeFieldError(w, http.StatusForbidden, ferr)
 		return
 	}
 	id, err := r.store.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
-		writeError(w, http.StatusConflict, "serviceId", "service %q has the maximum of %d instances", reg.ServiceID, r.cfg.limits.MaxInstancesPerService)
+		r.limitReached(httpRefusal(req, err.Error()))
+		writeError(w, http.StatusConflict, "serviceId", "%v", err)
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
 	default:
@@ -121,29 +199,70 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-func (r *Registry) handleHeartbeat(w http.ResponseWriter, req *http.Request) {
-	if !r.admit(w, req, false) {
-		return
+// permit checks that cred may register reg, and that the address policy
+// accepts its address, for a registration that arrived at local.
+func (r *Registry) permit(cred *credential, reg *Registration, local net.Addr) *FieldError {
+	if !cred.allows(reg.ServiceID) {
+		return fieldErr("serviceId", "this token may not register instances of service %q", reg.ServiceID)
 	}
-	r.answerInstance(w, r.Heartbeat(req.PathValue("id")))
+	if why := r.cfg.addresses.check(reg.Address, reg.Port, local); why != "" {
+		return fieldErr("address", "%s", why)
+	}
+	return nil
+}
+
+func (r *Registry) handleHeartbeat(w http.ResponseWriter, req *http.Request) {
+	r.serveInstance(w, req, true)
 }
 
 func (r *Registry) handleDeregister(w http.ResponseWriter, req *http.Request) {
-	if !r.admit(w, req, false) {
-		return
-	}
-	r.answerInstance(w, r.Deregister(req.PathValue("id")))
+	r.serveInstance(w, req, false)
 }
 
-func (r *Registry) answerInstance(w http.ResponseWriter, err error) {
+// serveInstance renews (heartbeat) or removes the instance named by the
+// path, if the token may act for its service.
+func (r *Registry) serveInstance(w http.ResponseWriter, req *http.Request, heartbeat bool) {
+	cred := r.admitRegistrant(w, req)
+	if cred == nil {
+		return
+	}
+	id := req.PathValue("id")
+	var err error
+	if inst, ok := r.store.instances.Load(id); !ok {
+		err = ErrUnknownInstance
+	} else if !cred.allows(inst.ServiceID) {
+		r.forbidden(httpRefusal(req, fmt.Sprintf("token may not act for service %q", inst.ServiceID)))
+		writeError(w, http.StatusForbidden, "runtimeInstanceId", "this token may not act for instances of service %q", inst.ServiceID)
+		return
+	} else if heartbeat {
+		err = r.Heartbeat(id)
+	} else {
+		err = r.Deregister(id)
+	}
 	switch {
 	case errors.Is(err, ErrUnknownInstance):
-		writeError(w, http.StatusNotFound, "runtimeInstanceId", "unknown runtimeInstanceId")
+		writeFieldError(w, http.StatusNotFound, notRegistered(heartbeat))
 	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// ReasonNotRegistered is the Code of the FieldError of a 404 answer to a
+// heartbeat or deregistration of an instance the registry does not know:
+// its lease expired, it was deregistered, or the registry restarted. A
+// client that gets it for a heartbeat registers again. Clients test the
+// code, not the message, which may change.
+const ReasonNotRegistered = "not_registered"
+
+func notRegistered(heartbeat bool) *FieldError {
+	ferr := &FieldError{Field: "runtimeInstanceId", Code: ReasonNotRegistered,
+		Message: "unknown runtimeInstanceId: the registry does not know this instance (it was deregistered, its lease expired, or the registry restarted)"}
+	if heartbeat {
+		ferr.Message = "unknown runtimeInstanceId: the registry does not know this instance (its lease expired or the registry restarted); register again with POST /v1/services"
+	}
+	return ferr
 }
 
 // parseQuery reads a lookup from the query string: serviceId (required),
@@ -184,28 +303,42 @@ func (l Limits) validateLookup(k DiscoveryKey) *FieldError {
 }
 
 func (r *Registry) handleLookup(w http.ResponseWriter, req *http.Request) {
-	if !r.admit(w, req, true) {
+	if !r.admitDiscovery(w, req) {
 		return
 	}
 	k, ferr := r.parseQuery(req.URL.Query())
 	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, ferr)
+		r.badInput(w, http.StatusBadRequest, ferr)
 		return
 	}
 	writeJSON(w, http.StatusOK, r.Lookup(k))
 }
 
-// serveContext returns a context that ends with parent or when Run returns.
+// serveContext returns a context that ends with parent, when Run returns,
+// or when the httpserver.Server serving the request begins to shut down.
 func (r *Registry) serveContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
+	draining := httpserver.Draining(parent) // nil, never ready, outside an httpserver.Server
 	go func() {
 		select {
 		case <-r.stopped:
+			cancel()
+		case <-draining:
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, cancel
+}
+
+// addWatcher counts one more watcher, unless Limits.MaxWatchers are live
+// already; done uncounts it.
+func (r *Registry) addWatcher() (done func(), ok bool) {
+	if r.watchers.Add(1) > int64(r.cfg.limits.MaxWatchers) {
+		r.watchers.Add(-1)
+		return nil, false
+	}
+	return func() { r.watchers.Add(-1) }, true
 }
 
 // watch calls send with the JSON of the merged snapshot for k at once and
@@ -254,14 +387,21 @@ var (
 )
 
 func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
-	if !r.admit(w, req, true) {
+	if !r.admitDiscovery(w, req) {
 		return
 	}
 	k, ferr := r.parseQuery(req.URL.Query())
 	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, ferr)
+		r.badInput(w, http.StatusBadRequest, ferr)
 		return
 	}
+	done, ok := r.addWatcher()
+	if !ok {
+		r.limitReached(httpRefusal(req, "too many watchers"))
+		writeError(w, http.StatusServiceUnavailable, "", "the registry has the maximum of %d watchers; try again later", r.cfg.limits.MaxWatchers)
+		return
+	}
+	defer done()
 	ctx, cancel := r.serveContext(req.Context())
 	defer cancel()
 	rc := http.NewResponseController(w)

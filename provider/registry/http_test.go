@@ -186,17 +186,35 @@ func TestBadHTTPInput(t *testing.T) {
 		{"bad protocol", "POST", "/v1/services", testToken, json, valid(`,"protocol":"ftp"`), 400, "protocol", "one of"},
 		{"address with scheme", "POST", "/v1/services", testToken, json, valid(`,"address":"http://x"`), 400, "address", "host name"},
 		{"address with port", "POST", "/v1/services", testToken, json, valid(`,"address":"h:80"`), 400, "address", "host name"},
-		{"serviceId with space", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"a b"`), 400, "serviceId", "spaces"},
+		{"serviceId with space", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"a b"`), 400, "serviceId", "' ' at byte 1"},
+		{"serviceId with a zero-width space", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"svc-a\u200b"`), 400, "serviceId", "U+200B at byte 5"},
+		{"serviceId with a Cyrillic a", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"svc-\u0430"`), 400, "serviceId", "U+0430"},
+		{"serviceId with a slash", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"a/b"`), 400, "serviceId", "'/'"},
+		{"serviceId starting with a dot", "POST", "/v1/services", testToken, json, valid(`,"serviceId":".a"`), 400, "serviceId", "start with a letter or digit"},
+		{"envTag with a right-to-left override", "POST", "/v1/services", testToken, json, valid(`,"envTag":"prod\u202e"`), 400, "envTag", "U+202E"},
+		{"tag key with a space", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a b":"1"}`), 400, "tags", "tag key may contain only"},
+		{"tag key with a zero-width joiner", "POST", "/v1/services", testToken, json, valid(`,"tags":{"zone\u200d":"1"}`), 400, "tags", "U+200D"},
+		{"tag value with a zero-width space", "POST", "/v1/services", testToken, json, valid(`,"tags":{"zone":"a\u200b"}`), 400, "tags", "invisible"},
+		{"version with a byte order mark", "POST", "/v1/services", testToken, json, valid(`,"version":"\ufeff1.0"`), 400, "version", "U+FEFF"},
+		{"invalid UTF-8", "POST", "/v1/services", testToken, json, valid(`,"version":"1.0` + "\xff" + `"`), 400, "", "not valid UTF-8"},
+		{"invalid UTF-8 in a key", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a` + "\xc3" + `":"1"}`), 400, "", "not valid UTF-8"},
+		{"link-local address", "POST", "/v1/services", testToken, json, valid(`,"address":"169.254.169.254"`), 403, "address", "link-local"},
+		{"link-local IPv6 address", "POST", "/v1/services", testToken, json, valid(`,"address":"fe80::1"`), 403, "address", "link-local"},
+		{"unspecified address", "POST", "/v1/services", testToken, json, valid(`,"address":"0.0.0.0"`), 403, "address", "unspecified"},
+		{"multicast address", "POST", "/v1/services", testToken, json, valid(`,"address":"224.0.0.1"`), 403, "address", "multicast"},
 		{"serviceId too long", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"` + strings.Repeat("a", 21) + `"`), 400, "serviceId", "longer"},
 		{"control character", "POST", "/v1/services", testToken, json, valid(`,"version":"a\u0000"`), 400, "version", "control"},
 		{"too many tags", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a":"1","b":"2","c":"3"}`), 400, "tags", "at most 2"},
 		{"tag not a string", "POST", "/v1/services", testToken, json, valid(`,"tags":{"a":1}`), 400, "tags", "string"},
 		{"empty tag key", "POST", "/v1/services", testToken, json, valid(`,"tags":{"":"1"}`), 400, "tags", "empty"},
-		{"too many instances", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"full","port":2`), 409, "serviceId", "maximum"},
+		{"too many instances", "POST", "/v1/services", testToken, json, valid(`,"serviceId":"full","port":2`), 409, "serviceId", "the service has the maximum of 1"},
 		{"heartbeat no token", "PUT", "/v1/services/" + id + "/heartbeat", "", "", "", 401, "", "token"},
-		{"heartbeat unknown", "PUT", "/v1/services/nope/heartbeat", testToken, "", "", 404, "runtimeInstanceId", "unknown"},
+		{"heartbeat unknown", "PUT", "/v1/services/nope/heartbeat", testToken, "", "", 404, "runtimeInstanceId", "register again"},
 		{"delete no token", "DELETE", "/v1/services/" + id, "", "", "", 401, "", "token"},
 		{"delete unknown", "DELETE", "/v1/services/nope", testToken, "", "", 404, "runtimeInstanceId", "unknown"},
+		{"lookup invisible serviceId", "GET", "/v1/discovery?serviceId=a%E2%80%8B", testDiscToken, "", "", 400, "serviceId", "U+200B"},
+		{"lookup invalid UTF-8", "GET", "/v1/discovery?serviceId=a%FF", testDiscToken, "", "", 400, "serviceId", "not valid UTF-8"},
+		{"lookup bad envTag", "GET", "/v1/discovery?serviceId=a&envTag=a%00", testDiscToken, "", "", 400, "envTag", "may contain only"},
 		{"lookup no token", "GET", "/v1/discovery?serviceId=a", "", "", "", 401, "", "token"},
 		{"lookup wrong token", "GET", "/v1/discovery?serviceId=a", "nope", "", "", 401, "", "token"},
 		{"lookup no serviceId", "GET", "/v1/discovery?envTag=a", testDiscToken, "", "", 400, "serviceId", "required"},
@@ -219,6 +237,12 @@ func TestBadHTTPInput(t *testing.T) {
 			}
 			if got.Field != tt.wantField || !strings.Contains(got.Message, tt.wantErrContain) {
 				t.Errorf("error %+v, want field %q and a message containing %q", got, tt.wantField, tt.wantErrContain)
+			}
+			if wantCode := ""; tt.wantStatus == http.StatusNotFound {
+				wantCode = ReasonNotRegistered
+				if got.Code != wantCode {
+					t.Errorf("code %q, want %q", got.Code, wantCode)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // JSON-RPC 2.0 error codes. The first four are the standard ones; the
@@ -27,6 +28,11 @@ const (
 	CodeLimitExceeded = -32004
 	// CodeUnavailable: the registry is not running.
 	CodeUnavailable = -32005
+	// CodeForbidden: the token may not register instances of the service
+	// (WithServiceToken), or the address policy refuses the address
+	// (WithAddressPolicy); data is {"error", "field"}. The socket stays
+	// open.
+	CodeForbidden = -32006
 )
 
 // rpcRequest is a JSON-RPC 2.0 request or notification.
@@ -57,19 +63,16 @@ type rpcResponse struct {
 
 var nullID = json.RawMessage("null")
 
-// parseRequest decodes one message. On failure it returns the error to send
-// and the id to send it with (null when the id could not be read).
+// parseRequest decodes one message that is not a batch. On failure it
+// returns the error to send and the id to send it with: the request's
+// whenever it can be read, null otherwise.
 func parseRequest(msg []byte) (*rpcRequest, json.RawMessage, *RPCError) {
 	if !json.Valid(msg) {
 		return nil, nullID, &RPCError{Code: CodeParseError, Message: "parse error: message is not valid JSON"}
 	}
-	trimmed := bytes.TrimLeft(msg, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return nil, nullID, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported"}
-	}
 	var req rpcRequest
 	if ferr := decodeStrict(msg, &req); ferr != nil {
-		return nil, nullID, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + ferr.Error()}
+		return nil, readID(msg), &RPCError{Code: CodeInvalidRequest, Message: "invalid request: " + ferr.Error()}
 	}
 	id := req.ID
 	if id != nil && !validID(id) {
@@ -84,7 +87,62 @@ func parseRequest(msg []byte) (*rpcRequest, json.RawMessage, *RPCError) {
 	if req.Method == "" {
 		return nil, id, &RPCError{Code: CodeInvalidRequest, Message: "invalid request: method is required"}
 	}
+	// encoding/json would turn invalid UTF-8 into U+FFFD without a word:
+	// refuse it, whichever member holds it.
+	if !utf8.Valid(msg) {
+		return &req, id, invalidParams(fieldErr("", "message is not valid UTF-8"))
+	}
 	return &req, id, nil
+}
+
+// readID returns the id of a message that is JSON but not a valid request
+// (an unknown member, a member of the wrong type), when it has a valid one,
+// and null otherwise.
+func readID(msg []byte) json.RawMessage {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(msg, &probe) != nil || probe.ID == nil || !validID(probe.ID) {
+		return nullID
+	}
+	return probe.ID
+}
+
+// isBatch reports whether msg is a JSON array: a batch.
+func isBatch(msg []byte) bool {
+	trimmed := bytes.TrimLeft(msg, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '['
+}
+
+var errBatch = &RPCError{Code: CodeInvalidRequest, Message: "invalid request: batches are not supported; send one request per message"}
+
+// batchResponse answers a batch, which this server does not serve: with
+// one error per request of the batch, each with the request's id when it
+// can be read (as the specification answers a batch of invalid requests),
+// or one error with id null for an empty or unreadable batch. Requests
+// without an id are notifications: they get no answer, and a batch of
+// notifications only gets none at all (nil).
+func batchResponse(msg []byte) []byte {
+	var elems []json.RawMessage
+	if json.Unmarshal(msg, &elems) != nil || len(elems) == 0 {
+		data, _ := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: errBatch})
+		return data
+	}
+	var out []rpcResponse
+	for _, e := range elems {
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(e, &probe) == nil && probe.ID == nil {
+			continue // a notification
+		}
+		out = append(out, rpcResponse{JSONRPC: "2.0", ID: readID(e), Error: errBatch})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	data, _ := json.Marshal(out)
+	return data
 }
 
 func validID(id json.RawMessage) bool {

@@ -30,6 +30,7 @@ type memoryStore struct {
 	running       bool
 	lease         time.Duration
 	maxPerService int
+	maxTotal      int
 	log           *slog.Logger
 	now           func() time.Time // the clock of leases and of the times in Instance
 	leases        map[string]*lease
@@ -92,7 +93,8 @@ func (s *memoryStore) Run(ctx context.Context, cfg StoreConfig) error {
 		return errRunTwice
 	}
 	s.started, s.running = true, true
-	s.lease, s.maxPerService, s.log, s.now = cfg.Lease, cfg.Limits.MaxInstancesPerService, cfg.Logger, cfg.Now
+	s.lease, s.log, s.now = cfg.Lease, cfg.Logger, cfg.Now
+	s.maxPerService, s.maxTotal = cfg.Limits.MaxInstancesPerService, cfg.Limits.MaxInstances
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -148,7 +150,10 @@ func (s *memoryStore) Register(_ context.Context, reg Registration, held Holder)
 	l := s.leases[id]
 	if !ok {
 		if s.perService[reg.ServiceID] >= s.maxPerService {
-			return "", fmt.Errorf("register instance of service %q: %w (limit %d)", reg.ServiceID, ErrTooManyInstances, s.maxPerService)
+			return "", fmt.Errorf("register instance of service %q: %w: the service has the maximum of %d", reg.ServiceID, ErrTooManyInstances, s.maxPerService)
+		}
+		if len(s.leases) >= s.maxTotal {
+			return "", fmt.Errorf("register instance of service %q: %w: the registry has the maximum of %d instances", reg.ServiceID, ErrTooManyInstances, s.maxTotal)
 		}
 		id = reg.RuntimeInstanceID // the id it had, before a restart of the registry
 		if _, taken := s.leases[id]; id == "" || taken {
@@ -161,7 +166,7 @@ func (s *memoryStore) Register(_ context.Context, reg Registration, held Holder)
 		s.leases[id] = l
 		s.byEndpoint[ep] = id
 		s.perService[reg.ServiceID]++
-		s.log.Info("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
+		s.log.Debug("registered", "instance", id, "service", reg.ServiceID, "address", reg.Address, "port", reg.Port)
 	}
 	l.inst.Version, l.inst.Tags, l.inst.Environment = reg.Version, reg.Tags, reg.Environment
 	if !l.inst.Connected || l.holder != held {
@@ -213,7 +218,7 @@ func (s *memoryStore) Deregister(_ context.Context, id string) error {
 	if _, ok := s.leases[id]; !ok {
 		return fmt.Errorf("deregister %q: %w", id, ErrUnknownInstance)
 	}
-	s.log.Info("deregistered", "instance", id)
+	s.log.Debug("deregistered", "instance", id)
 	s.forget(id)
 	s.publish(nil, []string{id})
 	return nil
@@ -267,7 +272,7 @@ func (s *memoryStore) expire() {
 		return
 	}
 	for _, id := range removed {
-		s.log.Info("lease expired", "instance", id, "service", s.leases[id].inst.ServiceID)
+		s.log.Debug("lease expired", "instance", id, "service", s.leases[id].inst.ServiceID)
 		s.forget(id)
 	}
 	s.publish(changed, removed)

@@ -71,7 +71,11 @@ const (
 	DefaultMaxTags                 = 32
 	DefaultMaxStringLength         = 256
 	DefaultMaxInstancesPerService  = 4096
+	DefaultMaxInstances            = 65536
+	DefaultMaxWatchers             = 8192
+	DefaultMaxSockets              = 8192
 	DefaultMaxSubscriptionsPerConn = 16
+	DefaultAuthTimeout             = 10 * time.Second
 	DefaultWriteTimeout            = 10 * time.Second
 	DefaultKeepAlive               = 25 * time.Second
 )
@@ -84,6 +88,8 @@ type Option func(*config)
 // taken their digests.
 type config struct {
 	token, discoveryToken Secret
+	scoped                []scopedToken
+	addresses             AddressPolicy
 	lease                 time.Duration
 	logger                *slog.Logger
 	limits                Limits
@@ -110,11 +116,43 @@ func newConfig(opts []Option) config {
 }
 
 // WithToken sets the token that authorizes registration, heartbeats and
-// deregistration. It is required: New fails with ErrNoToken without it (or
-// with an empty token). The registry keeps only its SHA-256 digest,
-// compares presented tokens with it in constant time, and never logs it.
+// deregistration of instances of every service. New needs it, or at least
+// one WithServiceToken: it fails with ErrNoToken otherwise (an empty token
+// counts as none). The registry keeps only its SHA-256 digest, compares
+// presented tokens with it in constant time, and never logs it.
 func WithToken(token Secret) Option {
 	return func(c *config) { c.token = token }
+}
+
+// scopedToken is a token of WithServiceToken, until New takes its digest.
+type scopedToken struct {
+	token    Secret
+	services []string
+}
+
+// WithServiceToken adds a token that authorizes registration, heartbeats
+// and deregistration of the instances of the services listed only: a team
+// holding it cannot register, nor deregister, anyone else's instances.
+// A service ending in "*" stands for every serviceId with what precedes
+// the star as prefix ("billing-*"). Like every registration token, it also
+// authorizes lookups and watches. The option may be given several times,
+// one per token; giving the same token again adds services to it. An empty
+// token, or no services, adds nothing.
+//
+// Refusals answer 403 (HTTP) or CodeForbidden (JSON-RPC), naming the
+// service.
+func WithServiceToken(token Secret, serviceIDs ...string) Option {
+	return func(c *config) {
+		if token != "" && len(serviceIDs) > 0 {
+			c.scoped = append(c.scoped, scopedToken{token: token, services: serviceIDs})
+		}
+	}
+}
+
+// WithAddressPolicy sets which addresses instances may register; see
+// AddressPolicy. Without it, the zero AddressPolicy applies.
+func WithAddressPolicy(p AddressPolicy) Option {
+	return func(c *config) { c.addresses = p }
 }
 
 // WithDiscoveryToken makes token required for lookups and watches (the
@@ -133,10 +171,14 @@ func WithLease(d time.Duration) Option {
 	return func(c *config) { c.lease = d }
 }
 
-// WithLogger sends the registry's log records to l: registrations,
-// deregistrations and expired leases (keys "instance", "service"), and
-// failures of the translator deriving Snapshots. Tokens and heartbeats are
-// never logged. Without it, or with a nil l, records go to slog.Default().
+// WithLogger sends the registry's log records to l: refused tokens (warn,
+// at most one record a second, saying how many were left out), caps of
+// Limits reached (warn, likewise), failures of the translator deriving
+// Snapshots (error), and, at debug level only, a record per registration,
+// deregistration and expired lease (keys "instance", "service"), which
+// under churn would be too many for any other level. Tokens and
+// heartbeats are never logged. Without it, or with a nil l, records go to
+// slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -148,8 +190,11 @@ func WithLimits(l Limits) Option {
 	return func(c *config) { c.limits = l }
 }
 
-// Limits bound the input the registry accepts; pass them with WithLimits.
-// Zero (or negative) fields select the Default... constants.
+// Limits bound the input the registry accepts and what clients can make it
+// hold; pass them with WithLimits. Zero (or negative) fields select the
+// Default... constants, which suit production: each is far above what a
+// well-behaved deployment needs and far below what exhausts the process.
+// Every refusal is counted (Counters.LimitRefusals).
 type Limits struct {
 	// MaxBodyBytes bounds an HTTP request body (413 beyond).
 	MaxBodyBytes int64
@@ -162,11 +207,27 @@ type Limits struct {
 	// tag key and value, in bytes.
 	MaxStringLength int
 	// MaxInstancesPerService bounds the instances registered under one
-	// serviceId.
+	// serviceId (409 or CodeLimitExceeded beyond).
 	MaxInstancesPerService int
+	// MaxInstances bounds the instances registered in all (409 or
+	// CodeLimitExceeded beyond).
+	MaxInstances int
+	// MaxWatchers bounds the watches live at once: SSE watches and
+	// discovery/subscribe subscriptions together (503 with Retry-After, or
+	// CodeLimitExceeded, beyond).
+	MaxWatchers int
+	// MaxSockets bounds the WebSockets open at once, of both endpoints
+	// (503 with Retry-After before the upgrade, beyond).
+	MaxSockets int
 	// MaxSubscriptionsPerConn bounds discovery/subscribe calls live on one
 	// WebSocket.
 	MaxSubscriptionsPerConn int
+	// AuthTimeout bounds how long a WebSocket may stay open without
+	// presenting a valid token (in the upgrade request, or in the params of
+	// its first call); it is then closed with status 1008 (policy
+	// violation). Sockets that need no token (/ws/discovery without a
+	// discovery token) have no such deadline.
+	AuthTimeout time.Duration
 	// WriteTimeout bounds one write to a watcher (SSE event or WebSocket
 	// message); a watcher that cannot take a write in time is disconnected.
 	WriteTimeout time.Duration
@@ -183,7 +244,11 @@ func (l Limits) withDefaults() Limits {
 	setDefault(&l.MaxTags, DefaultMaxTags)
 	setDefault(&l.MaxStringLength, DefaultMaxStringLength)
 	setDefault(&l.MaxInstancesPerService, DefaultMaxInstancesPerService)
+	setDefault(&l.MaxInstances, DefaultMaxInstances)
+	setDefault(&l.MaxWatchers, DefaultMaxWatchers)
+	setDefault(&l.MaxSockets, DefaultMaxSockets)
 	setDefault(&l.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
+	setDefault(&l.AuthTimeout, DefaultAuthTimeout)
 	setDefault(&l.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&l.KeepAlive, DefaultKeepAlive)
 	return l

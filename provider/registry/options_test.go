@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // secretsIn returns the outputs that show a token: whole in any case, in
@@ -16,7 +17,7 @@ import (
 func secretsIn(outputs []string) []string {
 	var leaks []string
 	for _, out := range outputs {
-		for _, secret := range []string{testToken, testDiscToken} {
+		for _, secret := range []string{testToken, testDiscToken, testTeamToken} {
 			hex := fmt.Sprintf("%x", secret)
 			if strings.Contains(strings.ToLower(out), strings.ToLower(secret)) ||
 				strings.Contains(strings.ToLower(out), hex) || strings.Contains(out, secret[len(secret)-10:]) {
@@ -102,7 +103,8 @@ func (b *syncBuffer) String() string {
 func TestTokensNeverLogged(t *testing.T) {
 	var logs syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f := start(t, WithDiscoveryToken(testDiscToken), WithLogger(logger))
+	f := start(t, WithDiscoveryToken(testDiscToken), WithServiceToken(testTeamToken, "team"), WithLogger(logger),
+		WithLimits(Limits{AuthTimeout: 50 * time.Millisecond}))
 	id := f.register(Registration{ServiceID: "api", Protocol: "http", Address: "10.0.0.1", Port: 80})
 	var answers []string
 	for _, req := range []struct{ method, path, token, body string }{
@@ -112,7 +114,13 @@ func TestTokensNeverLogged(t *testing.T) {
 		{"POST", "/v1/services", testToken, `{"serviceId":"api","protocol":"http","address":"h","port":1,"token":"` + testToken + `"}`},
 		{"GET", "/v1/discovery?serviceId=api&token=" + testDiscToken, testDiscToken, ""},
 		{"GET", "/v1/discovery?serviceId=api", testDiscToken + "x", ""},
+		{"PUT", "/v1/services/" + id + "/heartbeat", testTeamToken, ""},
+		{"POST", "/v1/services", testTeamToken, `{"serviceId":"api","protocol":"http","address":"h","port":1}`},
+		{"POST", "/v1/services", testTeamToken + "x", `{"serviceId":"team","protocol":"http","address":"h","port":1}`},
+		{"POST", "/v1/services", testTeamToken, `{"serviceId":"team","protocol":"http","address":"169.254.169.254","port":1}`},
+		{"DELETE", "/v1/services/" + id, testTeamToken, ""},
 		{"DELETE", "/v1/services/" + id, testToken, ""},
+		{"PUT", "/v1/services/" + id + "/heartbeat", testToken, ""},
 	} {
 		_, body := f.do(req.method, req.path, req.token, "application/json", req.body)
 		answers = append(answers, body)
@@ -123,6 +131,23 @@ func TestTokensNeverLogged(t *testing.T) {
 	ds := f.dial("/ws/discovery", "")
 	m = ds.call("discovery/lookup", map[string]any{"token": testDiscToken, "serviceId": "a", "protocol": "gopher"})
 	answers = append(answers, fmt.Sprintf("%+v %+v", m, m.Error))
+	ts := f.dial("/ws/microservice", testTeamToken)
+	m = ts.call("service/register", map[string]any{"serviceId": "api", "protocol": "http", "address": "h", "port": 1})
+	answers = append(answers, fmt.Sprintf("%+v %+v", m, m.Error))
+	wrong := f.dial("/ws/microservice", "")
+	m = wrong.call("service/register", map[string]any{"token": testTeamToken + "x", "serviceId": "team", "protocol": "http", "address": "h", "port": 1})
+	answers = append(answers, fmt.Sprintf("%+v %+v", m, m.Error))
+	if _, err := f.tryDial("/ws/microservice", testTeamToken+"x"); err != nil {
+		answers = append(answers, err.Error())
+	}
+	idle := f.dial("/ws/microservice", "") // closed at the authentication deadline
+	_, err := idle.read()
+	answers = append(answers, fmt.Sprint(err))
+	for _, want := range []string{`"msg":"refused a token"`, `"msg":"refused a request the token may not make"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no record %s: %s", want, logs.String())
+		}
+	}
 	if !strings.Contains(logs.String(), `"msg":"registered"`) {
 		t.Errorf("no registration was logged: %s", logs.String())
 	}
@@ -136,7 +161,9 @@ func TestTokensNeverLogged(t *testing.T) {
 func TestDefaultLogger(t *testing.T) {
 	var logs syncBuffer
 	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	// Registrations are logged at debug level: one record per instance
+	// event would flood any other.
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	for _, opts := range [][]Option{{WithToken(testToken)}, {WithToken(testToken), WithLogger(nil)}} {
 		r, err := New(opts...)

@@ -5,12 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -28,7 +28,7 @@ var (
 	// ErrUnknownInstance: no instance has the given runtimeInstanceId.
 	ErrUnknownInstance = errors.New("registry: unknown runtimeInstanceId")
 	// ErrTooManyInstances: the service has Limits.MaxInstancesPerService
-	// instances already.
+	// instances already, or the registry has Limits.MaxInstances.
 	ErrTooManyInstances = errors.New("registry: too many instances for the service")
 	// ErrNotRunning: Run has not started yet, or has returned.
 	ErrNotRunning = errors.New("registry: not running")
@@ -42,10 +42,14 @@ var (
 //
 // All methods are safe for concurrent use.
 type Registry struct {
-	cfg       config // tokens cleared: only their digests are kept
-	token     [sha256.Size]byte
+	cfg       config        // tokens cleared: only their digests are kept
+	creds     []*credential // registration tokens
 	discovery [sha256.Size]byte
 	hasDisc   bool
+
+	counts                       counters
+	authLog, forbidLog, limitLog sampledLog   // one record a second each
+	watchers, sockets            atomic.Int64 // live SSE watches and subscriptions; open WebSockets
 
 	// store holds the instances and their leases: every change to an
 	// instance goes through it.
@@ -61,23 +65,24 @@ type Registry struct {
 	stopped chan struct{} // closed when Run returns
 }
 
-// New returns a Registry configured by opts; WithToken is required. It
-// fails with an error wrapping ErrNoToken when no token, or an empty one,
-// is given. The registry serves nothing before Run: see Run and Handler.
+// New returns a Registry configured by opts; a registration token is
+// required (WithToken, or at least one WithServiceToken). It fails with an
+// error wrapping ErrNoToken when none, or only empty ones, are given. The
+// registry serves nothing before Run: see Run and Handler.
 func New(opts ...Option) (*Registry, error) {
 	cfg := newConfig(opts)
-	if cfg.token == "" {
-		return nil, fmt.Errorf("%w: New needs WithToken with a non-empty token", ErrNoToken)
-	}
 	r := &Registry{
-		token:   sha256.Sum256([]byte(cfg.token)),
+		creds:   newCredentials(cfg),
 		stopped: make(chan struct{}),
+	}
+	if len(r.creds) == 0 {
+		return nil, fmt.Errorf("%w: New needs WithToken, or WithServiceToken, with a non-empty token", ErrNoToken)
 	}
 	if cfg.discoveryToken != "" {
 		r.discovery = sha256.Sum256([]byte(cfg.discoveryToken))
 		r.hasDisc = true
 	}
-	cfg.token, cfg.discoveryToken = "", ""
+	cfg.token, cfg.discoveryToken, cfg.scoped = "", "", nil
 	r.cfg = cfg
 	if cfg.store == nil {
 		cfg.store = newMemoryStore()
@@ -148,10 +153,14 @@ func (r *Registry) isRunning() bool { return r.store.isRunning() }
 // instance gets reg.RuntimeInstanceID when it is set and no other instance
 // holds it (so that a client registering again after the registry
 // restarted keeps its identity), or else a new random id. Errors are a
-// *FieldError for bad input, ErrTooManyInstances or ErrNotRunning.
+// *FieldError for bad input or an address the AddressPolicy refuses,
+// ErrTooManyInstances or ErrNotRunning.
 func (r *Registry) Register(reg Registration) (string, error) {
 	if err := r.cfg.limits.validate(&reg); err != nil {
 		return "", err
+	}
+	if why := r.cfg.addresses.check(reg.Address, reg.Port, nil); why != "" {
+		return "", fieldErr("address", "%s", why)
 	}
 	return r.store.register(reg, nil)
 }
@@ -221,24 +230,4 @@ func validInstanceID(id string) bool {
 		}
 	}
 	return true
-}
-
-// checkToken compares a presented token with a stored digest in constant
-// time (digests have a fixed length, so the token's length leaks nothing).
-func checkToken(presented string, want [sha256.Size]byte) bool {
-	got := sha256.Sum256([]byte(presented))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
-// authorizeRegistration reports whether token may register instances.
-func (r *Registry) authorizeRegistration(token string) bool {
-	return token != "" && checkToken(token, r.token)
-}
-
-// authorizeDiscovery reports whether token may look up and watch.
-func (r *Registry) authorizeDiscovery(token string) bool {
-	if !r.hasDisc {
-		return true
-	}
-	return token != "" && (checkToken(token, r.discovery) || checkToken(token, r.token))
 }

@@ -11,43 +11,55 @@ import (
 	"github.com/switchyard-go/switchyard/runner"
 )
 
-func TestServeStandalone(t *testing.T) {
+func TestListenAndServe(t *testing.T) {
 	r, err := New(WithToken(testToken), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A free port, taken again at once; if another test grabs it first,
+	// ListenAndServe fails and says so.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := ln.Addr().String()
+	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, r) }()
-	select {
-	case <-r.Ready():
-	case <-time.After(waitFor):
-		t.Fatal("not ready")
-	}
-	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/services",
-		strings.NewReader(`{"serviceId":"a","protocol":"http","address":"h","port":1}`))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/json")
-	client := &http.Client{Transport: &http.Transport{}}
+	go func() { done <- ListenAndServe(ctx, addr, r) }()
+	client := &http.Client{Transport: &http.Transport{}, Timeout: waitFor}
 	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Errorf("register: %d", resp.StatusCode)
+	deadline := time.Now().Add(waitFor)
+	for {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/services",
+			strings.NewReader(`{"serviceId":"a","protocol":"http","address":"h","port":1}`))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Errorf("register: %d", resp.StatusCode)
+			}
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("ListenAndServe returned %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry does not answer on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond) // the server is starting
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("Serve: %v", err)
+		t.Errorf("ListenAndServe: %v", err)
 	}
-	if err := ListenAndServe(context.Background(), "127.0.0.1:-1", r); err == nil {
-		t.Error("ListenAndServe on a bad address succeeded")
+	r2, _ := New(WithToken(testToken), WithLogger(testLogger(t)))
+	if err := ListenAndServe(context.Background(), "127.0.0.1:-1", r2); err == nil || !strings.Contains(err.Error(), "registry-api") {
+		t.Errorf("ListenAndServe on a bad address: %v, want an error naming the server", err)
 	}
 }
 

@@ -59,7 +59,7 @@ type StoreConfig struct {
 	// one (see WithLease).
 	Lease time.Duration
 	// Limits are the registry's limits, defaults filled in; a store
-	// enforces MaxInstancesPerService.
+	// enforces MaxInstancesPerService and MaxInstances.
 	Limits Limits
 	// Logger receives the store's records; never nil.
 	Logger *slog.Logger

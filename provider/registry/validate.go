@@ -38,6 +38,9 @@ type Registration struct {
 type FieldError struct {
 	Message string `json:"error"`
 	Field   string `json:"field,omitempty"`
+	// Code, when set, is a reason a client can branch on, which does not
+	// change when the message does: ReasonNotRegistered.
+	Code string `json:"code,omitempty"`
 }
 
 // Error returns the message, preceded by the field and a colon when there
@@ -92,7 +95,7 @@ func (l Limits) validate(reg *Registration) *FieldError {
 		if k == "" {
 			return fieldErr("tags", "tag keys must not be empty")
 		}
-		if err := l.checkText("tags", k); err != nil {
+		if err := l.checkIdentifier("tags", "tag key", k, "/"); err != nil {
 			return err
 		}
 		if err := l.checkText("tags", v); err != nil {
@@ -102,7 +105,7 @@ func (l Limits) validate(reg *Registration) *FieldError {
 	return nil
 }
 
-// checkName accepts an identifier: printable, without spaces.
+// checkName accepts a serviceId or envTag: see checkIdentifier.
 func (l Limits) checkName(field, s string, required bool) *FieldError {
 	if s == "" {
 		if required {
@@ -110,17 +113,61 @@ func (l Limits) checkName(field, s string, required bool) *FieldError {
 		}
 		return nil
 	}
-	if err := l.checkText(field, s); err != nil {
-		return err
+	return l.checkIdentifier(field, field, s, "")
+}
+
+// checkIdentifier accepts the character set of identifiers: ASCII letters,
+// digits, '.', '_' and '-', and the bytes of extra, starting with a letter
+// or a digit. Nothing invisible, nothing that looks like something else
+// ("svc-a" followed by a zero-width space, a Cyrillic "а"), nothing that
+// needs escaping in a URL or a log line. what names the value in messages.
+func (l Limits) checkIdentifier(field, what, s, extra string) *FieldError {
+	if len(s) > l.MaxStringLength {
+		return fieldErr(field, "%s is longer than %d bytes", what, l.MaxStringLength)
 	}
-	if strings.ContainsFunc(s, unicode.IsSpace) {
-		return fieldErr(field, "%s must not contain spaces", field)
+	for i := 0; i < len(s); {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if alnum || i > 0 && (c == '.' || c == '_' || c == '-' || strings.IndexByte(extra, c) >= 0) {
+			i++
+			continue
+		}
+		allowed := "ASCII letters, digits, '.', '_' and '-'"
+		if extra != "" {
+			allowed = "ASCII letters, digits, '.', '_', '-' and " + quoteBytes(extra)
+		}
+		return fieldErr(field, "%s may contain only %s, and must start with a letter or digit: %s at byte %d is not allowed",
+			what, allowed, describeRune(s[i:]), i)
 	}
 	return nil
 }
 
-// checkText accepts valid UTF-8 without control characters, up to the length
-// limit.
+func quoteBytes(s string) string {
+	q := make([]string, len(s))
+	for i := range len(s) {
+		q[i] = "'" + s[i:i+1] + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+// describeRune names the first character of s for an error message, in a
+// form that shows what an invisible or lookalike character is.
+func describeRune(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		return fmt.Sprintf("byte 0x%02x (not valid UTF-8)", s[0])
+	case r < utf8.RuneSelf && unicode.IsPrint(r):
+		return fmt.Sprintf("%q", r)
+	default:
+		return fmt.Sprintf("%U", r)
+	}
+}
+
+// checkText accepts free text (version, tag values): valid UTF-8 of
+// printable characters (letters, marks, numbers, punctuation, symbols and
+// the ASCII space; no control, format, private-use or other invisible
+// characters), up to the length limit.
 func (l Limits) checkText(field, s string) *FieldError {
 	if len(s) > l.MaxStringLength {
 		return fieldErr(field, "%s is longer than %d bytes", field, l.MaxStringLength)
@@ -128,8 +175,12 @@ func (l Limits) checkText(field, s string) *FieldError {
 	if !utf8.ValidString(s) {
 		return fieldErr(field, "%s is not valid UTF-8", field)
 	}
-	if strings.ContainsFunc(s, unicode.IsControl) {
-		return fieldErr(field, "%s must not contain control characters", field)
+	if i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }); i >= 0 {
+		kind := "invisible or non-printable characters"
+		if r, _ := utf8.DecodeRuneInString(s[i:]); unicode.IsControl(r) {
+			kind = "control characters"
+		}
+		return fieldErr(field, "%s must not contain %s: %s at byte %d", field, kind, describeRune(s[i:]), i)
 	}
 	return nil
 }
@@ -188,6 +239,11 @@ func (w *registrationWire) registration() (Registration, *FieldError) {
 
 // decodeRegistration decodes and validates the body of POST /v1/services.
 func (l Limits) decodeRegistration(data []byte) (Registration, *FieldError) {
+	// encoding/json would turn invalid UTF-8 into U+FFFD without a word:
+	// refuse it before decoding.
+	if !utf8.Valid(data) {
+		return Registration{}, fieldErr("", "request body is not valid UTF-8")
+	}
 	var w registrationWire
 	if err := decodeStrict(data, &w); err != nil {
 		return Registration{}, err

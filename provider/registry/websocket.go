@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/switchyard-go/switchyard/httpserver"
 )
 
 func (r *Registry) handleMicroservice(w http.ResponseWriter, req *http.Request) {
@@ -20,27 +25,40 @@ func (r *Registry) handleDiscoverySocket(w http.ResponseWriter, req *http.Reques
 }
 
 // serveSocket upgrades the request and serves JSON-RPC on it until the
-// peer goes away, the request ends or Run returns. A token in the
-// Authorization header is checked before the upgrade (401 when wrong);
-// without one, calls must carry it in params.
+// peer goes away, the request ends, Run returns or the server shuts down.
+// A token in the Authorization header is checked before the upgrade (401
+// when wrong); without one, calls must carry it in params, within
+// Limits.AuthTimeout.
 func (r *Registry) serveSocket(w http.ResponseWriter, req *http.Request, microservice bool) {
-	if !r.isRunning() {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "", "registry is not running")
+	if !r.running(w) {
 		return
 	}
-	authorized := !microservice && !r.hasDisc
+	s := &session{r: r, microservice: microservice, local: localAddr(req), remote: remoteOf(req), subs: make(map[string]*subscription)}
+	if !microservice && !r.hasDisc {
+		s.authorized.Store(true) // discovery is open
+	}
 	if token, present := bearer(req); present {
-		ok := r.authorizeRegistration(token)
-		if !microservice {
+		ok := false
+		if microservice {
+			s.cred = r.registrant(token)
+			ok = s.cred != nil
+		} else {
 			ok = r.authorizeDiscovery(token)
 		}
 		if !ok {
+			r.authFailed(httpRefusal(req, tokenProblem(req)))
 			writeError(w, http.StatusUnauthorized, "", "missing or invalid bearer token")
 			return
 		}
-		authorized = true
+		s.authorized.Store(true)
 	}
+	if r.sockets.Add(1) > int64(r.cfg.limits.MaxSockets) {
+		r.sockets.Add(-1)
+		r.limitReached(httpRefusal(req, "too many WebSockets"))
+		writeError(w, http.StatusServiceUnavailable, "", "the registry has the maximum of %d WebSockets open; try again later", r.cfg.limits.MaxSockets)
+		return
+	}
+	defer r.sockets.Add(-1)
 	c, err := websocket.Accept(w, req, nil)
 	if err != nil {
 		return // Accept has answered
@@ -49,22 +67,39 @@ func (r *Registry) serveSocket(w http.ResponseWriter, req *http.Request, microse
 	c.SetReadLimit(r.cfg.limits.MaxMessageBytes)
 
 	ctx, cancel := context.WithCancel(req.Context())
-	s := &session{
-		r: r, ctx: ctx, microservice: microservice, authorized: authorized,
-		subs: make(map[string]*subscription),
-		send: func(data []byte) error {
-			wctx, cancel := context.WithTimeout(ctx, r.cfg.limits.WriteTimeout)
-			defer cancel()
-			return c.Write(wctx, websocket.MessageText, data)
-		},
+	s.ctx = ctx
+	s.send = func(data []byte) error {
+		wctx, cancel := context.WithTimeout(ctx, r.cfg.limits.WriteTimeout)
+		defer cancel()
+		return c.Write(wctx, websocket.MessageText, data)
 	}
+	var authDeadline <-chan time.Time
+	if !s.authorized.Load() {
+		t := time.NewTimer(r.cfg.limits.AuthTimeout)
+		defer t.Stop()
+		authDeadline = t.C
+	}
+	draining := httpserver.Draining(req.Context()) // nil outside an httpserver.Server
 	s.wg.Add(2)
-	go func() { // end the socket when the registry stops
+	go func() { // end the socket when it must: registry stopped, server shutting down, no token in time
 		defer s.wg.Done()
-		select {
-		case <-r.stopped:
-			_ = c.Close(websocket.StatusGoingAway, "registry stopped")
-		case <-ctx.Done():
+		for {
+			select {
+			case <-r.stopped:
+				_ = c.Close(websocket.StatusGoingAway, "registry stopped")
+			case <-draining:
+				_ = c.Close(websocket.StatusGoingAway, "server shutting down")
+			case <-authDeadline:
+				if s.authorized.Load() {
+					authDeadline = nil
+					continue
+				}
+				r.counts.authTimeouts.Add(1)
+				r.authFailed(refusal{remote: s.remote, transport: "websocket", path: req.URL.Path, reason: "no token within the authentication timeout"})
+				_ = c.Close(websocket.StatusPolicyViolation, "authentication timeout")
+			case <-ctx.Done():
+			}
+			return
 		}
 	}()
 	go func() { // detect dead peers
@@ -87,26 +122,34 @@ func (r *Registry) serveSocket(w http.ResponseWriter, req *http.Request, microse
 		}
 	}()
 
+	var closeCode websocket.StatusCode
+	var closeReason string
 	for {
 		typ, msg, err := c.Read(ctx)
 		if err != nil {
 			break // peer closed, message too big (closed with 1009), or stopped
 		}
 		if typ != websocket.MessageText {
-			_ = c.Close(websocket.StatusUnsupportedData, "only text messages carry JSON-RPC")
+			r.counts.invalidInput.Add(1)
+			closeCode, closeReason = websocket.StatusUnsupportedData, "only text messages carry JSON-RPC"
 			break
 		}
-		closeCode, err := s.handle(msg)
+		code, err := s.handle(msg)
 		if err != nil {
 			break
 		}
-		if closeCode != 0 {
-			_ = c.Close(closeCode, "unauthorized")
+		if code != 0 {
+			closeCode, closeReason = code, "unauthorized"
 			break
 		}
 	}
+	// The session ends before the close handshake, which waits for the
+	// peer: nothing else (the authentication deadline) acts on it meanwhile.
 	cancel()
 	s.end()
+	if closeCode != 0 {
+		_ = c.Close(closeCode, closeReason)
+	}
 }
 
 // session is one WebSocket's JSON-RPC state. handle runs on the socket's
@@ -116,11 +159,16 @@ type session struct {
 	ctx          context.Context
 	send         func([]byte) error // safe for concurrent use
 	microservice bool
-	authorized   bool
-	instanceID   string // set by service/register
-	subs         map[string]*subscription
-	wg           sync.WaitGroup
-	afterSend    []func() // run by handle once the response is sent
+	local        net.Addr // where the socket arrived, for the address policy
+	remote       string   // the client, for the log
+	// authorized is set once a valid token was presented; the goroutine
+	// enforcing the authentication deadline reads it.
+	authorized atomic.Bool
+	cred       *credential // the registration token's, on /ws/microservice
+	instanceID string      // set by service/register
+	subs       map[string]*subscription
+	wg         sync.WaitGroup
+	afterSend  []func() // run by handle once the response is sent
 }
 
 type subscription struct {
@@ -170,14 +218,40 @@ var (
 	errNotRegistered = &RPCError{Code: CodeNotRegistered, Message: "not registered: call service/register first"}
 )
 
+// refused names a refused call for the log.
+func (s *session) refused(method, reason string) refusal {
+	return refusal{remote: s.remote, transport: "websocket", path: method, reason: reason}
+}
+
+// tokenProblem says what is wrong with a token presented in params.
+func paramsTokenProblem(token string) string {
+	if token == "" {
+		return "no token in the Authorization header nor in params"
+	}
+	return "wrong token"
+}
+
 // handle answers one message: it sends the response (none for a
 // notification) and returns the close code when the socket must then be
 // closed, or the error of sending.
 func (s *session) handle(msg []byte) (websocket.StatusCode, error) {
+	if isBatch(msg) {
+		s.r.counts.invalidInput.Add(1)
+		if data := batchResponse(msg); data != nil {
+			return 0, s.send(data)
+		}
+		return 0, nil
+	}
 	req, id, rerr := parseRequest(msg)
 	var result any
 	if rerr == nil {
 		result, rerr = s.call(req)
+	}
+	if rerr != nil {
+		switch rerr.Code {
+		case CodeParseError, CodeInvalidRequest, CodeMethodNotFound, CodeInvalidParams:
+			s.r.counts.invalidInput.Add(1)
+		}
 	}
 	defer s.runAfterSend()
 	if req != nil && req.ID == nil {
@@ -243,10 +317,13 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	if !s.authorized && !s.r.authorizeRegistration(p.Token) {
-		return nil, errUnauthorized
+	if !s.authorized.Load() {
+		if s.cred = s.r.registrant(p.Token); s.cred == nil {
+			s.r.authFailed(s.refused("service/register", paramsTokenProblem(p.Token)))
+			return nil, errUnauthorized
+		}
+		s.authorized.Store(true)
 	}
-	s.authorized = true
 	reg, ferr := p.registration()
 	if ferr == nil {
 		ferr = s.r.cfg.limits.validate(&reg)
@@ -254,9 +331,14 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 	if ferr != nil {
 		return nil, invalidParams(ferr)
 	}
+	if ferr := s.r.permit(s.cred, &reg, s.local); ferr != nil {
+		s.r.forbidden(s.refused("service/register", ferr.Error()))
+		return nil, &RPCError{Code: CodeForbidden, Message: "forbidden: " + ferr.Error(), Data: ferr}
+	}
 	id, err := s.r.store.register(reg, s)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
+		s.r.limitReached(s.refused("service/register", err.Error()))
 		return nil, &RPCError{Code: CodeLimitExceeded, Message: err.Error()}
 	case err != nil:
 		return nil, errUnavailable
@@ -270,11 +352,12 @@ func (s *session) lookupKey(params json.RawMessage) (DiscoveryKey, *RPCError) {
 	if err := decodeParams(params, &p); err != nil {
 		return DiscoveryKey{}, err
 	}
-	if !s.authorized {
+	if !s.authorized.Load() {
 		if !s.r.authorizeDiscovery(p.Token) {
+			s.r.authFailed(s.refused("discovery", paramsTokenProblem(p.Token)))
 			return DiscoveryKey{}, errUnauthorized
 		}
-		s.authorized = true
+		s.authorized.Store(true)
 	}
 	k := DiscoveryKey{ServiceID: p.ServiceID, EnvTag: p.EnvTag, Protocol: p.Protocol}
 	if ferr := s.r.cfg.limits.validateLookup(k); ferr != nil {
@@ -289,7 +372,13 @@ func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
 		return nil, err
 	}
 	if len(s.subs) >= s.r.cfg.limits.MaxSubscriptionsPerConn {
-		return nil, &RPCError{Code: CodeLimitExceeded, Message: "too many subscriptions on this socket"}
+		s.r.limitReached(s.refused("discovery/subscribe", "too many subscriptions on one socket"))
+		return nil, &RPCError{Code: CodeLimitExceeded, Message: fmt.Sprintf("too many subscriptions on this socket (limit %d)", s.r.cfg.limits.MaxSubscriptionsPerConn)}
+	}
+	unwatch, ok := s.r.addWatcher()
+	if !ok {
+		s.r.limitReached(s.refused("discovery/subscribe", "too many watchers"))
+		return nil, &RPCError{Code: CodeLimitExceeded, Message: fmt.Sprintf("the registry has the maximum of %d watchers; try again later", s.r.cfg.limits.MaxWatchers)}
 	}
 	id := newID()
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -303,6 +392,7 @@ func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
 	go func() {
 		defer s.wg.Done()
 		defer close(sub.done)
+		defer unwatch()
 		select {
 		case <-started:
 		case <-ctx.Done():

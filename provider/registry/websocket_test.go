@@ -253,12 +253,16 @@ func TestSocketBadInput(t *testing.T) {
 			wantField string
 		}{
 			{"parse error", rc, `{"jsonrpc":`, "null", CodeParseError, ""},
-			{"batch", rc, `[{"jsonrpc":"2.0","id":1,"method":"discovery/lookup"}]`, "null", CodeInvalidRequest, ""},
+			{"empty batch", rc, `[]`, "null", CodeInvalidRequest, ""},
 			{"not an object", rc, `"hello"`, "null", CodeInvalidRequest, ""},
 			{"wrong version", rc, `{"jsonrpc":"1.0","id":1,"method":"discovery/lookup"}`, "1", CodeInvalidRequest, ""},
 			{"no method", rc, `{"jsonrpc":"2.0","id":"a"}`, `"a"`, CodeInvalidRequest, ""},
 			{"object id", rc, `{"jsonrpc":"2.0","id":{},"method":"x"}`, "null", CodeInvalidRequest, ""},
-			{"unknown member", rc, `{"jsonrpc":"2.0","id":1,"method":"x","extra":1}`, "null", CodeInvalidRequest, ""},
+			{"unknown member", rc, `{"jsonrpc":"2.0","id":1,"method":"x","extra":1}`, "1", CodeInvalidRequest, ""},
+			{"method not a string", rc, `{"jsonrpc":"2.0","id":"m","method":3}`, `"m"`, CodeInvalidRequest, ""},
+			{"invalid UTF-8", rcd, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"discovery/lookup\",\"params\":{\"serviceId\":\"a\xff\"}}", "13", CodeInvalidParams, ""},
+			{"invisible serviceId", rcd, `{"jsonrpc":"2.0","id":14,"method":"discovery/lookup","params":{"serviceId":"a\u200b"}}`, "14", CodeInvalidParams, "serviceId"},
+			{"register invisible envTag", rc, `{"jsonrpc":"2.0","id":15,"method":"service/register","params":{"serviceId":"a","envTag":"\u2060","protocol":"http","address":"h","port":1}}`, "15", CodeInvalidParams, "envTag"},
 			{"unknown method", rc, `{"jsonrpc":"2.0","id":2,"method":"service/explode"}`, "2", CodeMethodNotFound, ""},
 			{"subscribe on microservice before register", rc, `{"jsonrpc":"2.0","id":3,"method":"discovery/subscribe"}`, "3", CodeNotRegistered, ""},
 			{"register on discovery", rcd, `{"jsonrpc":"2.0","id":4,"method":"service/register"}`, "4", CodeMethodNotFound, ""},
@@ -286,6 +290,27 @@ func TestSocketBadInput(t *testing.T) {
 					t.Errorf("no data, want field %q", tt.wantField)
 				}
 			})
+		}
+		// A batch is answered with an error for each request, echoing its
+		// id; notifications in it get none.
+		rc.sendRaw(websocket.MessageText, `[{"jsonrpc":"2.0","id":1,"method":"discovery/lookup"},{"jsonrpc":"2.0","method":"n"},{"id":"b","method":5},7]`)
+		_, data, err := rc.c.Read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch []rpcMsg
+		if err := json.Unmarshal(data, &batch); err != nil {
+			t.Fatalf("answer to a batch %s: %v", data, err)
+		}
+		var ids []string
+		for _, m := range batch {
+			if m.Error == nil || m.Error.Code != CodeInvalidRequest {
+				t.Errorf("answer %+v in a batch, want CodeInvalidRequest", m)
+			}
+			ids = append(ids, string(m.ID))
+		}
+		if diff := cmp.Diff([]string{"1", `"b"`, "null"}, ids); diff != "" {
+			t.Errorf("ids of the answers to a batch (-want +got):\n%s", diff)
 		}
 		// A notification gets no answer, even when it fails: the next
 		// message answers the following call.

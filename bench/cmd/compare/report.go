@@ -9,8 +9,9 @@ import (
 )
 
 const (
-	ours = "switchyard"
-	peer = "peer"
+	ours  = "switchyard"
+	peer  = "peer"
+	floor = "floor" // a Go map under a mutex storing the same deep copies
 )
 
 // table holds results by scenario (the name without lib=) and library, and
@@ -86,19 +87,45 @@ type section struct {
 	// peerBench, when set, is the benchmark whose peer results stand
 	// against ours (the peer has no State, so its LoadAll does).
 	peerBench string
+	// noPeer drops the peer's columns: the scenarios are switchyard's
+	// alone, or against the floor only.
+	noPeer bool
+	// floor adds, for ns/op, the floor's figure and ours divided by it.
+	floor bool
+	// relative adds, for ns/op, ours divided by ours in the scenario of
+	// the same name but with the last key's value replaced by base.
+	relative, base string
 }
 
 var sections = []section{
 	{
 		title: "Store",
-		about: "The publisher's cost of one Store into a map of N entries while S subscribers read every snapshot as fast as they can. " +
-			"B/op and allocs/op count every goroutine, so they include the peer's per-subscriber copies of the map.",
-		bench: "BenchmarkStore", units: []string{"ns/op", "B/op", "allocs/op"},
+		about: "The publisher's cost of one Store into a map of N entries while S subscribers read every snapshot as fast as they can; " +
+			"the keys are cycled over the whole map, so at large N every Store meets cold memory. " +
+			"B/op and allocs/op count every goroutine, so they include the peer's per-subscriber copies of the map. " +
+			"**floor** is a Go map under a mutex storing the same deep-copied value, without subscribers (bench/lib.go): " +
+			"÷ floor divides ours by it, at any S.",
+		bench: "BenchmarkStore", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
+	},
+	{
+		title: "Batch",
+		about: "10,000 Stores into a map of 100,000 integers, applied together: switchyard's Batch, the floor's writes under one hold of its lock, " +
+			"and the peer, which has no batches, with 10,000 Stores. One op is the whole batch; there are no subscribers.",
+		bench: "BenchmarkBatch", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
 	},
 	{
 		title: "Store-to-subscriber latency",
-		about: "One Store, then wait until the subscriber's goroutine finds the new value in a snapshot.",
-		bench: "BenchmarkLatency", units: []string{"ns/op", "B/op"},
+		about: "One Store, then wait until the subscriber's goroutine finds the new value in a snapshot; keys cycled over the whole map. " +
+			"ns/op is the mean; p50 and p99 are over the run's Stores.",
+		bench: "BenchmarkLatency", units: []string{"ns/op", "p50-ns", "p99-ns", "B/op"},
+	},
+	{
+		title: "Keyed subscriptions",
+		about: "A Store when S subscribers each watch one key of a map of 10,000 integers, every Store changing a watched key (so it concerns exactly one subscriber, whatever S), " +
+			"200,000 Stores a run, so that each of 10,000 subscribers sees 20 and the figure is the steady state rather than each subscription's first write. " +
+			"The subscribers never read, so the figure is the writer's work alone. how=keys is SubscribeKeys, indexed by key; how=subset is SubscribeSubset with a predicate per subscriber, " +
+			"which every Store asks of every subscriber. ÷ S=1 divides by the same how with one subscriber. switchyard only.",
+		bench: "BenchmarkKeyedSubscribers", units: []string{"ns/op", "B/op", "allocs/op"}, noPeer: true, relative: "S", base: "1",
 	},
 	{
 		title: "Bursts",
@@ -117,13 +144,20 @@ var sections = []section{
 	},
 	{
 		title: "Memory",
-		about: "Live heap after a full GC: N entries, S subscribers each keeping its latest snapshot after 100 further Stores.",
-		bench: "BenchmarkMemory", units: []string{"heap-MB"},
+		about: "Live heap after a full GC: N entries, S subscribers each keeping its latest snapshot after 100 further Stores. heap-B/entry is the heap divided by N.",
+		bench: "BenchmarkMemory", units: []string{"heap-MB", "heap-B/entry"},
 	},
 	{
 		title: "Load",
-		about: "Load of one key (a deep copy of a Kubernetes-style object).",
-		bench: "BenchmarkLoad", units: []string{"ns/op", "B/op", "allocs/op"},
+		about: "Load of one key, a deep copy of its value, keys cycled over the whole map: integers (whose copy is free: the lookup is all there is) and Kubernetes-style objects. " +
+			"The floor is a Go map lookup under a mutex plus the same copy.",
+		bench: "BenchmarkLoad", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
+	},
+	{
+		title: "Reading every entry",
+		about: "One pass over every entry of a map of N integers: switchyard's State().All() against the floor's range over its Go map. " +
+			"The peer has no way to read its map without copying it (LoadAll, below).",
+		bench: "BenchmarkRange", units: []string{"ns/op", "B/op"}, noPeer: true, floor: true,
 	},
 	{
 		title: "LoadAll",
@@ -178,6 +212,10 @@ func writeReport(w io.Writer, t *table, solo []result, e env) {
 		writeSection(w, t, s)
 	}
 	for _, s := range soloSections {
+		if slices.Contains(e.Unbuilt, s.pkg) {
+			p("## %s\n\nNot measured in this run: the benchmarks of %s did not build.\n\n", s.title, s.pkg)
+			continue
+		}
 		writeSoloSection(w, solo, s, e.Commands)
 	}
 
@@ -203,8 +241,21 @@ func writeSection(w io.Writer, t *table, s section) {
 	fmt.Fprintf(w, "## %s\n\n%s\n\n", s.title, s.about)
 	header, rule := "| scenario |", "|---|"
 	for _, u := range s.units {
-		header += fmt.Sprintf(" ours %s | peer %s | × |", u, u)
+		if s.noPeer {
+			header += fmt.Sprintf(" ours %s |", unitHeader(u))
+			rule += "---:|"
+			continue
+		}
+		header += fmt.Sprintf(" ours %s | peer %s | × |", unitHeader(u), unitHeader(u))
 		rule += "---:|---:|---:|"
+	}
+	if s.floor {
+		header += " floor ns/op | ÷ floor |"
+		rule += "---:|---:|"
+	}
+	if s.relative != "" {
+		header += fmt.Sprintf(" ÷ %s=%s |", s.relative, s.base)
+		rule += "---:|"
 	}
 	fmt.Fprintf(w, "%s\n%s\n", header, rule)
 	for _, sc := range scenarios {
@@ -215,12 +266,45 @@ func writeSection(w io.Writer, t *table, s section) {
 		row := "| " + label(sc) + " |"
 		for _, u := range s.units {
 			o, okO := t.metric(sc, ours, u)
+			if s.noPeer {
+				row += fmt.Sprintf(" %s |", cell(t, sc, ours, u, o, okO))
+				continue
+			}
 			q, okP := t.metric(peerScenario, peer, u)
 			row += fmt.Sprintf(" %s | %s | %s |", cell(t, sc, ours, u, o, okO), cell(t, peerScenario, peer, u, q, okP), ratio(q, okP, o, okO))
+		}
+		if s.floor {
+			fs := floorScenario(sc)
+			o, okO := t.metric(sc, ours, "ns/op")
+			f, okF := t.metric(fs, floor, "ns/op")
+			row += fmt.Sprintf(" %s | %s |", cell(t, fs, floor, "ns/op", f, okF), ratio(o, okO, f, okF))
+		}
+		if s.relative != "" {
+			o, okO := t.metric(sc, ours, "ns/op")
+			b, okB := t.metric(withKey(sc, s.relative, s.base), ours, "ns/op")
+			row += fmt.Sprintf(" %s |", ratio(o, okO, b, okB))
 		}
 		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintln(w)
+}
+
+// floorScenario is the floor's scenario for ours: the floor runs without
+// subscribers, so S=anything becomes S=0.
+func floorScenario(scenario string) string {
+	return withKey(scenario, "S", "0")
+}
+
+// withKey returns scenario with the value of its key set to value, if it
+// has that key.
+func withKey(scenario, key, value string) string {
+	parts := strings.Split(scenario, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, key+"=") {
+			parts[i] = key + "=" + value
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // label turns "BenchmarkStore/val=int/N=10000/S=8" into "int, N=10000, S=8".
@@ -329,7 +413,184 @@ func judged(ok bool) string {
 	return "MISS"
 }
 
+// targets judges the issue's targets (issue 14, performance round two),
+// then the earlier ones the suite still measures. A target whose figures
+// are all missing is "n/a"; one with some missing is judged on the rest and
+// says which were not measured.
 func targets(t *table) []target {
+	var out []target
+	for _, val := range []string{"int", "k8s", "proto"} {
+		out = append(out, storeAlone(t, val))
+	}
+	out = append(out, batchTarget(t), storeWithSubscribers(t), latencyTarget(t))
+	out = append(out, idleTarget(t))
+	out = append(out, keyedTarget(t))
+	out = append(out, loadTarget(t), rangeTarget(t), heapTarget(t))
+	return append(out, earlierTargets(t)...)
+}
+
+// judge checks each of a target's figures: ok reports whether it is within
+// its limit, and what it says. Missing figures are listed apart.
+type judge struct {
+	parts   []string
+	missing []string
+	fail    bool
+	any     bool
+}
+
+func (j *judge) add(what string, v float64, ok bool, limit float64) {
+	if !ok {
+		j.missing = append(j.missing, what)
+		return
+	}
+	j.any = true
+	j.parts = append(j.parts, fmt.Sprintf("%s %s", what, formatRatio(v)))
+	if v > limit {
+		j.fail = true
+	}
+}
+
+func (j *judge) target(name string) target {
+	tg := target{name: name, verdict: "n/a"}
+	if !j.any {
+		return tg
+	}
+	tg.measured = strings.Join(j.parts, ", ")
+	if len(j.missing) > 0 {
+		tg.measured += "; not measured: " + strings.Join(j.missing, ", ")
+	}
+	tg.verdict = judged(!j.fail)
+	return tg
+}
+
+// quotient returns a/b for two metrics.
+func quotient(t *table, sa, la, sb, lb, unit string) (float64, bool) {
+	a, ok1 := t.metric(sa, la, unit)
+	b, ok2 := t.metric(sb, lb, unit)
+	if !ok1 || !ok2 || b <= 0 {
+		return 0, false
+	}
+	return a / b, true
+}
+
+var bigSizes = []int{100, 10000, 100000, 1000000}
+
+func storeAlone(t *table, val string) target {
+	var j judge
+	for _, n := range bigSizes {
+		sc := fmt.Sprintf("BenchmarkStore/val=%s/N=%d/S=0", val, n)
+		v, ok := quotient(t, sc, ours, sc, peer, "ns/op")
+		limit := 1.5
+		if n > 10000 {
+			limit = 2
+		}
+		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), v, ok, limit)
+	}
+	return j.target(fmt.Sprintf("1. Store with no subscriber (%s): ≤ 1.5× the peer at N ≤ 10,000, ≤ 2× at 100,000 and 1,000,000 (ours ÷ peer)", val))
+}
+
+func batchTarget(t *table) target {
+	var j judge
+	sc := "BenchmarkBatch/val=int/N=100000/k=10000"
+	v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
+	j.add("ours ÷ floor", v, ok, 2)
+	return j.target("2. Batch of 10,000 Stores into a 100,000-entry map (int): ≤ 2× the floor")
+}
+
+func storeWithSubscribers(t *table) target {
+	var j judge
+	for _, n := range bigSizes {
+		for _, s := range []int{1, 8} {
+			sc := fmt.Sprintf("BenchmarkStore/val=k8s/N=%d/S=%d", n, s)
+			v, ok := quotient(t, sc, ours, floorScenario(sc), floor, "ns/op")
+			j.add(fmt.Sprintf("N=%s S=%d", grouped(float64(n)), s), v, ok, 3)
+		}
+	}
+	return j.target("3. Store with 1 to 8 reading subscribers (k8s pointer values, keys cycled over the map): ≤ 3× the floor at every N up to 1,000,000")
+}
+
+func latencyTarget(t *table) target {
+	tg := target{name: "4. Store-to-subscriber latency (k8s) at N=100,000 ≤ 2× N=100, by median and by mean", verdict: "n/a"}
+	small, large := "BenchmarkLatency/val=k8s/N=100", "BenchmarkLatency/val=k8s/N=100000"
+	med, ok1 := quotient(t, large, ours, small, ours, "p50-ns")
+	mean, ok2 := quotient(t, large, ours, small, ours, "ns/op")
+	if !ok1 || !ok2 {
+		return tg
+	}
+	p := func(sc, unit string) string { v, _ := t.metric(sc, ours, unit); return format(v, unit) }
+	tg.measured = fmt.Sprintf("median %s (%s → %s), mean %s (%s → %s); p99 %s → %s",
+		formatRatio(med), p(small, "p50-ns"), p(large, "p50-ns"), formatRatio(mean), p(small, "ns/op"), p(large, "ns/op"),
+		p(small, "p99-ns"), p(large, "p99-ns"))
+	tg.verdict = judged(med <= 2 && mean <= 2)
+	return tg
+}
+
+func idleTarget(t *table) target {
+	idle := target{name: "5. A never-reading subscriber with 10,000 pending keys costs writers ≤ 10% (int, N=10,000)", verdict: "n/a"}
+	if cost, ok := idleCost(t, ours, 10000); ok {
+		idle.measured = fmt.Sprintf("%+.1f%%", cost*100)
+		if pc, ok := idleCost(t, peer, 10000); ok {
+			idle.measured += fmt.Sprintf("; peer %+.1f%%", pc*100)
+		} else if strings.Contains(t.skipped("BenchmarkIdleSubscriber/val=int/N=10000/idle=1", peer), "blocked") {
+			idle.measured += "; peer blocks"
+		}
+		idle.verdict = judged(cost <= 0.10)
+	}
+	return idle
+}
+
+func keyedTarget(t *table) target {
+	var j judge
+	base := "BenchmarkKeyedSubscribers/val=int/N=10000/how=keys/S=1"
+	for _, s := range []int{1000, 10000} {
+		sc := fmt.Sprintf("BenchmarkKeyedSubscribers/val=int/N=10000/how=keys/S=%d", s)
+		v, ok := quotient(t, sc, ours, base, ours, "ns/op")
+		j.add(fmt.Sprintf("S=%s ÷ S=1", grouped(float64(s))), v, ok, 1.5)
+	}
+	tg := j.target("6. Keyed subscriptions, each on its own key: Store with 1,000 and with 10,000 subscribers ≤ 1.5× Store with one")
+	if v, ok := quotient(t, "BenchmarkKeyedSubscribers/val=int/N=10000/how=subset/S=1000", ours, base, ours, "ns/op"); ok && tg.measured != "" {
+		tg.measured += fmt.Sprintf(" (SubscribeSubset with 1,000: %s)", formatRatio(v))
+	}
+	return tg
+}
+
+func loadTarget(t *table) target {
+	var j judge
+	for _, n := range bigSizes {
+		sc := fmt.Sprintf("BenchmarkLoad/val=int/N=%d", n)
+		v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
+		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), v, ok, 1.5)
+	}
+	return j.target("7a. Load (int) ≤ 1.5× a Go map lookup plus the deep copy (ours ÷ floor)")
+}
+
+func rangeTarget(t *table) target {
+	var j judge
+	sc := "BenchmarkRange/val=int/N=1000000"
+	v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
+	j.add("N=1,000,000", v, ok, 2)
+	return j.target("7b. State().All() over 1,000,000 entries ≤ 2× ranging a Go map (ours ÷ floor)")
+}
+
+func heapTarget(t *table) target {
+	var j judge
+	for _, n := range []int{100000, 1000000} {
+		sc := fmt.Sprintf("BenchmarkMemory/val=int/N=%d/S=0", n)
+		v, ok := quotient(t, sc, ours, sc, peer, "heap-MB")
+		what := fmt.Sprintf("N=%s", grouped(float64(n)))
+		if o, ok1 := t.metric(sc, ours, "heap-B/entry"); ok1 {
+			if p, ok2 := t.metric(sc, peer, "heap-B/entry"); ok2 {
+				what += fmt.Sprintf(" (%s vs %s B/entry)", sig3(o), sig3(p))
+			}
+		}
+		j.add(what, v, ok, 1.25)
+	}
+	return j.target("8. Heap with no subscribers (int) ≤ 1.25× the peer's at N=100,000 and 1,000,000 (ours ÷ peer)")
+}
+
+// earlierTargets are the targets of the first benchmark issue, which the
+// suite still checks.
+func earlierTargets(t *table) []target {
 	var out []target
 	for _, val := range []string{"int", "proto", "k8s"} {
 		sc := "BenchmarkStore/val=" + val + "/N=10000/S=8"
@@ -370,18 +631,6 @@ func targets(t *table) []target {
 		}
 		out = append(out, tg)
 	}
-
-	idle := target{name: "A never-reading subscriber costs the publisher ≤ 10% throughput (int, N=10,000)", verdict: "n/a"}
-	if cost, ok := idleCost(t, ours, 10000); ok {
-		idle.measured = fmt.Sprintf("%+.1f%%", cost*100)
-		if pc, ok := idleCost(t, peer, 10000); ok {
-			idle.measured += fmt.Sprintf("; peer %+.1f%%", pc*100)
-		} else if strings.Contains(t.skipped("BenchmarkIdleSubscriber/val=int/N=10000/idle=1", peer), "blocked") {
-			idle.measured += "; peer blocks"
-		}
-		idle.verdict = judged(cost <= 0.10)
-	}
-	out = append(out, idle)
 	return out
 }
 
@@ -398,7 +647,9 @@ func idleCost(t *table, lib string, n int) (float64, bool) {
 }
 
 func writeTargets(w io.Writer, t *table) {
-	fmt.Fprintf(w, "## Targets\n\n| target | measured | |\n|---|---|---|\n")
+	fmt.Fprintf(w, "## Targets\n\nThe targets of issue 14 (numbered as there), then those of the first benchmark issue. "+
+		"Each figure is a quotient of medians from this run; the sections below give the figures themselves.\n\n"+
+		"| target | measured | |\n|---|---|---|\n")
 	for _, tg := range targets(t) {
 		measured := tg.measured
 		if measured == "" {

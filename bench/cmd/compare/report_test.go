@@ -40,12 +40,28 @@ BenchmarkLoad/lib=peer/val=k8s/N=100-2  20000  800 ns/op
 }
 
 func TestTargets(t *testing.T) {
-	tb := mustParse(t, `BenchmarkStore/lib=switchyard/val=int/N=10000/S=8-2   2000   1000 ns/op   100 B/op   5 allocs/op
+	tb := mustParse(t, `BenchmarkStore/lib=switchyard/val=int/N=100/S=0-2   2000   140 ns/op
+BenchmarkStore/lib=peer/val=int/N=100/S=0-2   2000   100 ns/op
+BenchmarkStore/lib=switchyard/val=int/N=100000/S=0-2   2000   300 ns/op
+BenchmarkStore/lib=peer/val=int/N=100000/S=0-2   2000   100 ns/op
+BenchmarkStore/lib=switchyard/val=k8s/N=100/S=1-2   2000   2500 ns/op
+BenchmarkStore/lib=floor/val=k8s/N=100/S=0-2   2000   1000 ns/op
+BenchmarkStore/lib=switchyard/val=int/N=10000/S=8-2   2000   1000 ns/op   100 B/op   5 allocs/op
 BenchmarkStore/lib=peer/val=int/N=10000/S=8-2   200   200000 ns/op   5000 B/op   50 allocs/op
+BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   1500000 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   1000000 ns/op
+BenchmarkLatency/lib=switchyard/val=k8s/N=100-2   2000   3000 ns/op   2000 p50-ns   9000 p99-ns
+BenchmarkLatency/lib=switchyard/val=k8s/N=100000-2   2000   5000 ns/op   5000 p50-ns   20000 p99-ns
 BenchmarkLatency/lib=switchyard/val=int/N=100-2   2000   3000 ns/op
 BenchmarkLatency/lib=switchyard/val=int/N=100000-2   2000   5000 ns/op
 BenchmarkLatency/lib=peer/val=int/N=100-2   2000   4000 ns/op
 BenchmarkLatency/lib=peer/val=int/N=100000-2   20   4000000 ns/op
+BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=keys/S=1-2   20000   400 ns/op
+BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=keys/S=1000-2   20000   440 ns/op
+BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=keys/S=10000-2   20000   500 ns/op
+BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=subset/S=1000-2   20000   20000 ns/op
+BenchmarkMemory/lib=switchyard/val=int/N=100000/S=0-2   1   100 ns/op   4 heap-MB   40 heap-B/entry
+BenchmarkMemory/lib=peer/val=int/N=100000/S=0-2   1   100 ns/op   3.5 heap-MB   35 heap-B/entry
 BenchmarkMemory/lib=switchyard/val=k8s/N=100000/S=8-2   1   100 ns/op   150 heap-MB
 BenchmarkMemory/lib=peer/val=k8s/N=100000/S=8-2   1   100 ns/op   1200 heap-MB
 BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=0-2   100000   1000 ns/op
@@ -59,13 +75,23 @@ BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
 		got = append(got, tg.verdict+": "+tg.measured)
 	}
 	want := []string{
+		"MISS: N=100 1.40×, N=100,000 3.00×; not measured: N=10,000, N=1,000,000",
+		"n/a: ",
+		"n/a: ",
+		"PASS: ours ÷ floor 1.50×",
+		"PASS: N=100 S=1 2.50×; not measured: N=100 S=8, N=10,000 S=1, N=10,000 S=8, N=100,000 S=1, N=100,000 S=8, N=1,000,000 S=1, N=1,000,000 S=8",
+		"MISS: median 2.50× (2.00 µs → 5.00 µs), mean 1.67× (3.00 µs → 5.00 µs); p99 9.00 µs → 20.0 µs",
+		"PASS: +5.0%; peer blocks",
+		"PASS: S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.25× (SubscribeSubset with 1,000: 50.0×)",
+		"n/a: ",
+		"n/a: ",
+		"PASS: N=100,000 (40.0 vs 35.0 B/entry) 1.14×; not measured: N=1,000,000",
 		"MISS: 200× faster, 50.0× fewer bytes",
 		"n/a: ",
 		"n/a: ",
 		"PASS: 1.67× (3.00 µs → 5.00 µs); peer 1000× (4.00 µs → 4.00 ms)",
 		"PASS: 150 MB vs 1.20 GB: 1/8.00",
 		"n/a: ",
-		"PASS: +5.0%; peer blocks",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("targets (-want +got):\n%s", diff)

@@ -68,7 +68,7 @@ func Conformance(t *testing.T, lease time.Duration, newStore func(t *testing.T) 
 func config(t *testing.T, lease time.Duration) registry.StoreConfig {
 	return registry.StoreConfig{
 		Lease:  lease,
-		Limits: registry.Limits{MaxInstancesPerService: MaxPerService},
+		Limits: registry.Limits{MaxInstancesPerService: MaxPerService, MaxInstances: 1000},
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 		Now:    time.Now,
 	}

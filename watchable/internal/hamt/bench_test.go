@@ -145,3 +145,64 @@ func BenchmarkAll(b *testing.B) {
 		})
 	}
 }
+
+// benchLive returns a Live map of n int keys, as benchMap does.
+func benchLive(n int) (*Live[int, int], []int) {
+	m, keys := benchMap(n)
+	l := &Live[int, int]{}
+	tx := l.Txn()
+	for k, v := range m.All() {
+		tx.Set(k, v)
+	}
+	l.Apply(tx, 1)
+	return l, keys
+}
+
+// BenchmarkLiveSet overwrites existing keys of a Live map that nobody holds
+// a snapshot of: changes in place, after the first one on each path.
+func BenchmarkLiveSet(b *testing.B) {
+	for _, n := range append(benchSizes, 1_000_000) {
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			l, keys := benchLive(n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c := l.Find(keys[i%n])
+				c.Set(i, uint64(i))
+			}
+		})
+	}
+}
+
+// BenchmarkLiveSetFrozen overwrites existing keys of a Live map frozen
+// before every change, as when each version is handed to a subscriber: every
+// change copies its path.
+func BenchmarkLiveSetFrozen(b *testing.B) {
+	for _, n := range append(benchSizes, 1_000_000) {
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			l, keys := benchLive(n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				sinkMap, _ = l.Freeze()
+				c := l.Find(keys[i%n])
+				c.Set(i, uint64(i))
+			}
+		})
+	}
+}
+
+// BenchmarkLiveGet reads a Live map.
+func BenchmarkLiveGet(b *testing.B) {
+	for _, n := range append(benchSizes, 1_000_000) {
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			l, keys := benchLive(n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				v, _ := l.Get(keys[i%n])
+				sinkInt += v
+			}
+		})
+	}
+}

@@ -18,18 +18,18 @@ func TestFullCollisions(t *testing.T) {
 
 	depth := 0
 	n := m.root
-	for len(n.children) > 0 {
-		if len(n.entries) != 0 || len(n.children) != 1 {
-			t.Fatalf("level %d: %d entries, %d children", depth, len(n.entries), len(n.children))
+	for len(n.children()) > 0 {
+		if len(n.entries()) != 0 || len(n.children()) != 1 {
+			t.Fatalf("level %d: %d entries, %d children", depth, len(n.entries()), len(n.children()))
 		}
-		n = n.children[0]
+		n = n.children()[0]
 		depth++
 	}
 	if levels := (hashBits + bitsPerLevel - 1) / bitsPerLevel; depth != levels {
 		t.Fatalf("collision node at depth %d, want %d", depth, levels)
 	}
-	if len(n.entries) != 10 {
-		t.Fatalf("collision node holds %d entries", len(n.entries))
+	if len(n.entries()) != 10 {
+		t.Fatalf("collision node holds %d entries", len(n.entries()))
 	}
 
 	m = m.Set(3, 33)
@@ -48,9 +48,9 @@ func TestFullCollisions(t *testing.T) {
 		checkMap(t, m, want)
 	}
 	// The last key is folded all the way back up into the root.
-	if len(m.root.entries) != 1 || len(m.root.children) != 0 {
+	if len(m.root.entries()) != 1 || len(m.root.children()) != 0 {
 		t.Fatalf("last colliding key not inline in root: %d entries, %d children",
-			len(m.root.entries), len(m.root.children))
+			len(m.root.entries()), len(m.root.children()))
 	}
 }
 
@@ -58,24 +58,24 @@ func TestFullCollisions(t *testing.T) {
 // in a collision node.
 func TestSplitAtLastLevel(t *testing.T) {
 	useHash(t, func(k int) uint64 { return uint64(k) << 60 })
-	m := build([]int{1, 2, 15}, func(k int) int { return k })
+	m := buildMap([]int{1, 2, 15}, func(k int) int { return k })
 	checkMap(t, m, map[int]int{1: 1, 2: 2, 15: 15})
 	n := m.root
 	for range hashBits / bitsPerLevel {
-		if len(n.children) != 1 {
-			t.Fatalf("expected a single-child chain, got %d children", len(n.children))
+		if len(n.children()) != 1 {
+			t.Fatalf("expected a single-child chain, got %d children", len(n.children()))
 		}
-		n = n.children[0]
+		n = n.children()[0]
 	}
-	if len(n.entries) != 3 || len(n.children) != 0 {
-		t.Fatalf("last level holds %d entries, %d children", len(n.entries), len(n.children))
+	if len(n.entries()) != 3 || len(n.children()) != 0 {
+		t.Fatalf("last level holds %d entries, %d children", len(n.entries()), len(n.children()))
 	}
 }
 
 // A collision list inside a wider tree, changed through a Txn.
 func TestCollisionsInTxn(t *testing.T) {
 	useHash(t, func(k int) uint64 { return uint64(k % 4) })
-	base := build([]int{0, 1, 2, 3, 4}, func(k int) int { return k })
+	base := buildMap([]int{0, 1, 2, 3, 4}, func(k int) int { return k })
 	tx := base.Txn()
 	for i := 5; i < 40; i++ {
 		tx.Set(i, i)

@@ -78,7 +78,7 @@ func differential(t *testing.T, r *rand.Rand, steps, keySpace int) {
 	}
 	keys := slices.Collect(maps.Keys(want))
 	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	if !sameShape(m, build(keys, func(k int) int { return want[k] })) {
+	if !sameShape(m, buildMap(keys, func(k int) int { return want[k] })) {
 		t.Fatal("trie shape after random history differs from a fresh build")
 	}
 }

@@ -16,10 +16,12 @@
 // CHAMP idea) keeps entries contiguous for iteration and lookups, and lets a
 // node be stored without any per-slot type tag.
 //
-// A node is allocated together with room for its child pointers (a few
-// fixed capacities), so copying an inner node along a path costs a single
-// allocation; the entries array is separate so that it can stay shared when
-// only a child changes.
+// A node is 32 bytes: its bitmaps, its owner and pointers to its first
+// entry and its first child, the arrays' lengths being the bitmaps'
+// population counts. The children's array is allocated together with the
+// node (a few fixed capacities), so copying an inner node along a path costs
+// a single allocation; the entries array is separate and exactly sized, so
+// that it can stay shared when only a child changes.
 //
 // When all 64 bits have been used (thirteen levels, the last using four bits)
 // keys that are still together have equal hashes; they are kept in a
@@ -30,9 +32,15 @@
 // A Map is never changed in place. Set and Delete copy only the nodes on the
 // path from the root to the affected slot (O(log32 N) of them); every other
 // node is shared with the previous version, and so is the entries array of
-// each copied node whose entries did not change. Old versions therefore stay valid, and since nothing
-// reachable from a published root is ever written again, any number of
-// goroutines may read any version concurrently.
+// each copied node whose entries did not change. Old versions therefore stay
+// valid, and since nothing reachable from a published Map is ever written
+// again, any number of goroutines may read any version concurrently.
+//
+// Live (live.go) is the exception that keeps the rule: it changes in place
+// only the nodes of the current version that no Map handed out can reach,
+// one atomic word at a time, so that concurrent readers never see half a
+// change, and Freeze turns the current version into such a Map without
+// waiting for the writer.
 //
 // # Canonical shape
 //
@@ -50,8 +58,10 @@
 //
 // Txn batches changes. Each Txn has a unique owner id; nodes it creates carry
 // that id and are edited in place by later changes in the same Txn instead of
-// being copied again. Nodes with any other id (including zero, used by plain
-// Set and Delete) are shared and are copied before being changed. Commit
-// retires the id, after which no Txn can ever edit those nodes, so the
-// committed Map is as immutable as one built with Set.
+// being copied again, as long as the change keeps their size (one that adds
+// or removes a slot builds a new, exactly sized node). Nodes with any other
+// id (including zero, used by plain Set and Delete) are shared and are copied
+// before being changed. Commit retires the id, after which no Txn can ever
+// edit those nodes, so the committed Map is as immutable as one built with
+// Set; a Live map that applies the Txn makes the id its new version's epoch.
 package hamt

@@ -99,7 +99,7 @@ func FuzzOps(f *testing.F) {
 			checkMap(t, s.m, s.want)
 		}
 		keys := slices.Sorted(maps.Keys(want))
-		if !sameShape(m, build(keys, func(k int) int { return want[k] })) {
+		if !sameShape(m, buildMap(keys, func(k int) int { return want[k] })) {
 			t.Fatal("shape differs from a fresh build of the same content")
 		}
 	})

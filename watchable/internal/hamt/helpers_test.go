@@ -103,14 +103,14 @@ func invariants[K comparable, V any](m Map[K, V]) error {
 
 func checkNode[K comparable, V any](n *node[K, V], prefix uint64, shift uint, root bool) (int, error) {
 	if shift >= hashBits {
-		if n.dataMap != 0 || n.nodeMap != 0 || len(n.children) != 0 {
+		if n.dataMap != 0 || n.nodeMap != uint32(len(n.entries())) || len(n.children()) != 0 {
 			return 0, fmt.Errorf("collision node with bitmap or children")
 		}
-		if len(n.entries) < 2 {
-			return 0, fmt.Errorf("collision node with %d entries", len(n.entries))
+		if len(n.entries()) < 2 {
+			return 0, fmt.Errorf("collision node with %d entries", len(n.entries()))
 		}
-		seen := make(map[K]bool, len(n.entries))
-		for _, e := range n.entries {
+		seen := make(map[K]bool, len(n.entries()))
+		for _, e := range n.entries() {
 			if h := hashOf(e.key); h != prefix {
 				return 0, fmt.Errorf("key %v hash %#x in collision node %#x", e.key, h, prefix)
 			}
@@ -119,16 +119,16 @@ func checkNode[K comparable, V any](n *node[K, V], prefix uint64, shift uint, ro
 			}
 			seen[e.key] = true
 		}
-		return len(n.entries), nil
+		return len(n.entries()), nil
 	}
 	if n.dataMap&n.nodeMap != 0 {
 		return 0, fmt.Errorf("slot both entry and child at shift %d", shift)
 	}
-	if popcount(n.dataMap) != len(n.entries) || popcount(n.nodeMap) != len(n.children) {
+	if popcount(n.dataMap) != len(n.entries()) || popcount(n.nodeMap) != len(n.children()) {
 		return 0, fmt.Errorf("bitmaps disagree with arrays at shift %d", shift)
 	}
 	low := uint64(1)<<shift - 1
-	for i, e := range n.entries {
+	for i, e := range n.entries() {
 		h := hashOf(e.key)
 		if h&low != prefix {
 			return 0, fmt.Errorf("key %v off its hash path at shift %d", e.key, shift)
@@ -137,10 +137,10 @@ func checkNode[K comparable, V any](n *node[K, V], prefix uint64, shift uint, ro
 			return 0, fmt.Errorf("key %v in wrong slot at shift %d", e.key, shift)
 		}
 	}
-	count := len(n.entries)
-	for i := range n.children {
+	count := len(n.entries())
+	for i := range n.children() {
 		slot := uint64(index32(nthBit(n.nodeMap, i)))
-		c, err := checkNode(n.children[i], prefix|slot<<shift, shift+bitsPerLevel, false)
+		c, err := checkNode(n.children()[i], prefix|slot<<shift, shift+bitsPerLevel, false)
 		if err != nil {
 			return 0, err
 		}
@@ -189,14 +189,14 @@ func sameShape[K comparable, V comparable](a, b Map[K, V]) bool {
 
 func sameNode[K comparable, V comparable](a, b *node[K, V], shift uint) bool {
 	if shift >= hashBits {
-		if len(a.entries) != len(b.entries) {
+		if len(a.entries()) != len(b.entries()) {
 			return false
 		}
-		want := make(map[K]V, len(a.entries))
-		for _, e := range a.entries {
+		want := make(map[K]V, len(a.entries()))
+		for _, e := range a.entries() {
 			want[e.key] = e.val
 		}
-		for _, e := range b.entries {
+		for _, e := range b.entries() {
 			if v, ok := want[e.key]; !ok || v != e.val {
 				return false
 			}
@@ -204,24 +204,24 @@ func sameNode[K comparable, V comparable](a, b *node[K, V], shift uint) bool {
 		return true
 	}
 	if a.dataMap != b.dataMap || a.nodeMap != b.nodeMap ||
-		len(a.entries) != len(b.entries) || len(a.children) != len(b.children) {
+		len(a.entries()) != len(b.entries()) || len(a.children()) != len(b.children()) {
 		return false
 	}
-	for i := range a.entries {
-		if a.entries[i] != b.entries[i] {
+	for i := range a.entries() {
+		if a.entries()[i] != b.entries()[i] {
 			return false
 		}
 	}
-	for i := range a.children {
-		if !sameNode(a.children[i], b.children[i], shift+bitsPerLevel) {
+	for i := range a.children() {
+		if !sameNode(a.children()[i], b.children()[i], shift+bitsPerLevel) {
 			return false
 		}
 	}
 	return true
 }
 
-// build makes a Map from scratch with plain Set calls.
-func build[K comparable, V any](keys []K, val func(K) V) Map[K, V] {
+// buildMap makes a Map from scratch with plain Set calls.
+func buildMap[K comparable, V any](keys []K, val func(K) V) Map[K, V] {
 	var m Map[K, V]
 	for _, k := range keys {
 		m = m.Set(k, val(k))

@@ -27,13 +27,15 @@ func (m Map[K, V]) Keys() iter.Seq[K] {
 // each calls yield for every entry below n and reports false as soon as yield
 // does, so an early break stops the whole walk.
 func (n *node[K, V]) each(yield func(K, V) bool) bool {
-	for i := range n.entries {
-		if !yield(n.entries[i].key, n.entries[i].val) {
+	es := n.entries()
+	for i := range es {
+		if !yield(es[i].key, loadVal(&es[i].val)) {
 			return false
 		}
 	}
-	for i := range n.children {
-		if !n.children[i].each(yield) {
+	kids := n.children()
+	for i := range kids {
+		if !loadChild(&kids[i]).each(yield) {
 			return false
 		}
 	}

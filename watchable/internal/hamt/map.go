@@ -25,7 +25,7 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 func (m Map[K, V]) Set(k K, v V) Map[K, V] {
 	h := hashOf(k)
 	if m.root == nil {
-		return Map[K, V]{root: &node[K, V]{dataMap: bitpos(h, 0), entries: []entry[K, V]{{k, v}}}, size: 1}
+		return Map[K, V]{root: single(0, h, entry[K, V]{k, v}), size: 1}
 	}
 	root, added := m.root.set(0, k, v, h, 0)
 	size := m.size
@@ -55,3 +55,8 @@ func (m Map[K, V]) Delete(k K) (Map[K, V], bool) {
 // O(1). It is not content equality: equal contents built separately are not
 // Same. Two empty maps are always Same.
 func (m Map[K, V]) Same(o Map[K, V]) bool { return m.root == o.root }
+
+// single returns a root node holding e alone.
+func single[K comparable, V any](own uint64, h uint64, e entry[K, V]) *node[K, V] {
+	return build(own, bitpos(h, 0), 0, []entry[K, V]{e}, nil)
+}

@@ -91,7 +91,7 @@ func TestSetReturnsNewVersion(t *testing.T) {
 }
 
 func TestDeleteAbsentIsSame(t *testing.T) {
-	m := build(slices.Collect(intRange(1000)), func(k int) int { return k })
+	m := buildMap(slices.Collect(intRange(1000)), func(k int) int { return k })
 	for _, k := range []int{-1, 1000, 5000} {
 		d, ok := m.Delete(k)
 		if ok || !d.Same(m) {
@@ -113,14 +113,14 @@ func TestDeleteToEmpty(t *testing.T) {
 }
 
 func TestGetDoesNotAllocate(t *testing.T) {
-	m := build(slices.Collect(intRange(1000)), func(k int) int { return k })
+	m := buildMap(slices.Collect(intRange(1000)), func(k int) int { return k })
 	if allocs := testing.AllocsPerRun(100, func() { m.Get(500) }); allocs != 0 {
 		t.Fatalf("Get allocates %v times", allocs)
 	}
 }
 
 func TestIterationStopsEarly(t *testing.T) {
-	m := build(slices.Collect(intRange(100)), func(k int) int { return k })
+	m := buildMap(slices.Collect(intRange(100)), func(k int) int { return k })
 	n := 0
 	for range m.All() {
 		n++
@@ -144,7 +144,7 @@ func TestIterationStopsEarly(t *testing.T) {
 }
 
 func TestIterationDeterministic(t *testing.T) {
-	m := build(slices.Collect(intRange(500)), func(k int) int { return k })
+	m := buildMap(slices.Collect(intRange(500)), func(k int) int { return k })
 	first := slices.Collect(m.Keys())
 	for range 3 {
 		if again := slices.Collect(m.Keys()); !slices.Equal(first, again) {

@@ -23,14 +23,14 @@ func TestCanonicalShape(t *testing.T) {
 				}
 				val := func(k int) int { return k * 3 }
 
-				want := build(keep, val)
+				want := buildMap(keep, val)
 				shuffled := slices.Clone(keep)
 				r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 
 				// Interleave the extra keys, then delete them in random order.
 				all := append(slices.Clone(shuffled), extra...)
 				r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-				m := build(all, val)
+				m := buildMap(all, val)
 				r.Shuffle(len(extra), func(i, j int) { extra[i], extra[j] = extra[j], extra[i] })
 				for _, k := range extra {
 					m, _ = m.Delete(k)
@@ -78,24 +78,23 @@ func TestCanonicalShape(t *testing.T) {
 // sameShape must itself tell different shapes apart, or the test above would
 // prove nothing.
 func TestSameShapeDetectsDifferences(t *testing.T) {
-	a := build([]int{1, 2, 3}, func(k int) int { return k })
-	if !sameShape(a, build([]int{3, 2, 1}, func(k int) int { return k })) {
+	a := buildMap([]int{1, 2, 3}, func(k int) int { return k })
+	if !sameShape(a, buildMap([]int{3, 2, 1}, func(k int) int { return k })) {
 		t.Fatal("equal contents reported different")
 	}
-	if sameShape(a, build([]int{1, 2, 3}, func(k int) int { return -k })) {
+	if sameShape(a, buildMap([]int{1, 2, 3}, func(k int) int { return -k })) {
 		t.Fatal("different values reported same")
 	}
-	if sameShape(a, build([]int{1, 2, 4}, func(k int) int { return k })) {
+	if sameShape(a, buildMap([]int{1, 2, 4}, func(k int) int { return k })) {
 		t.Fatal("different keys reported same")
 	}
 	// Same content but a non-canonical tree: a child holding one entry.
 	h := func(k int) uint64 { return uint64(k) << 5 }
 	useHash(t, h)
-	canon := build([]int{1}, func(k int) int { return k })
-	odd := Map[int, int]{size: 1, root: &node[int, int]{
-		nodeMap:  1,
-		children: []*node[int, int]{{dataMap: bitpos(h(1), 5), entries: []entry[int, int]{{1, 1}}}},
-	}}
+	canon := buildMap([]int{1}, func(k int) int { return k })
+	leaf := &node[int, int]{dataMap: bitpos(h(1), 5)}
+	leaf.setEntries([]entry[int, int]{{1, 1}})
+	odd := Map[int, int]{size: 1, root: build[int, int](0, 0, 1, nil, []*node[int, int]{leaf})}
 	if sameShape(canon, odd) {
 		t.Fatal("non-canonical tree reported same")
 	}

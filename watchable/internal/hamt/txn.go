@@ -41,7 +41,7 @@ func (t *Txn[K, V]) Set(k K, v V) {
 	t.live()
 	h := hashOf(k)
 	if t.root == nil {
-		t.root = &node[K, V]{owner: t.own, dataMap: bitpos(h, 0), entries: []entry[K, V]{{k, v}}}
+		t.root = single(t.own, h, entry[K, V]{k, v})
 		t.size = 1
 		return
 	}

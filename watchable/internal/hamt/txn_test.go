@@ -7,7 +7,7 @@ import (
 )
 
 func TestTxnBasic(t *testing.T) {
-	base := build(slices.Collect(intRange(100)), func(k int) int { return k })
+	base := buildMap(slices.Collect(intRange(100)), func(k int) int { return k })
 	tx := base.Txn()
 	for i := range 50 {
 		tx.Set(i, -i)
@@ -49,7 +49,7 @@ func TestTxnBasic(t *testing.T) {
 			yield(i, i)
 		}
 	}))
-	if !sameShape(m, build(slices.Collect(maps.Keys(want)), func(k int) int { return want[k] })) {
+	if !sameShape(m, buildMap(slices.Collect(maps.Keys(want)), func(k int) int { return want[k] })) {
 		t.Fatal("Txn result differs in shape from a fresh build")
 	}
 }
@@ -127,7 +127,7 @@ func TestTxnCommittedIsFrozen(t *testing.T) {
 }
 
 func TestTxnAllocatesLess(t *testing.T) {
-	base := build(slices.Collect(intRange(10000)), func(k int) int { return k })
+	base := buildMap(slices.Collect(intRange(10000)), func(k int) int { return k })
 	keys := slices.Collect(intRange(1000))
 	viaSet := testing.AllocsPerRun(5, func() {
 		m := base

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// keyedMap is the map size of the keyed-subscription scenario.
+const keyedMap = 10000
+
+// BenchmarkKeyedSubscribers measures a Store when S subscribers each watch
+// one key of a map of 10,000 entries, and every Store changes a watched key
+// (the Stores cycle over the S watched keys), so that each Store concerns
+// exactly one subscriber whatever S is. The subscribers never read, so that
+// the figure is the writer's work alone, not the scheduling of S reader
+// goroutines: merging into the concerned subscriber's pending snapshot, and
+// whatever it costs to find it.
+//
+// how=keys subscribes with SubscribeKeys, which indexes subscriptions by
+// key: the cost should not grow with S. how=subset subscribes with
+// SubscribeSubset and a predicate per subscriber, which every Store asks
+// of every subscriber: O(S). switchyard only: the peer's per-subscriber
+// goroutine and map copy make S in the thousands impractical.
+func BenchmarkKeyedSubscribers(b *testing.B) {
+	lib := libNames[0]
+	b.Run("lib="+lib+"/val="+ints.name+fmt.Sprintf("/N=%d", keyedMap), func(b *testing.B) {
+		for _, how := range []string{"keys", "subset"} {
+			for _, s := range []int{1, 1000, 10000} {
+				if how == "subset" && s > 1000 {
+					continue // ten million predicate calls per thousand Stores
+				}
+				b.Run(fmt.Sprintf("how=%s/S=%d", how, s), func(b *testing.B) {
+					benchKeyed(b, how, s)
+				})
+			}
+		}
+	})
+}
+
+func benchKeyed(b *testing.B, how string, s int) {
+	keys := keysFor(keyedMap)
+	o := filled(libNames[0], ints, keyedMap).(*ours[int])
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range s {
+		switch how {
+		case "keys":
+			o.m.SubscribeKeys(ctx, keys[i])
+		case "subset":
+			k := keys[i]
+			o.m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })
+		}
+	}
+	first := ops(o, b.N)
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := first; i < first+b.N; i++ {
+		// Values past the ring's, all different: every Store is a change.
+		o.Store(keys[i%s], ringSize+1+i)
+	}
+	b.StopTimer()
+}

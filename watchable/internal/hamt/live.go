@@ -1,0 +1,468 @@
+package hamt
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Live is the current version of a map: one writer at a time changes it,
+// any number of goroutines read it without locks, and any of them may take
+// an immutable snapshot of it (Freeze) in O(1).
+//
+// A persistent map pays for every change with a copy of the path from the
+// root, because an older version may be in use. Live avoids that cost while
+// nobody holds the current version: nodes that the current version created
+// (its epoch) are changed in place, and only the first change after a
+// snapshot copies a path, into a new version whose nodes are then the
+// writer's to change in place in turn.
+//
+// Readers never wait for the writer, and never see a half-made change,
+// because a change in place is always a single atomic store of one word:
+// the pointer to a child (the new child being a fresh node, built before it
+// becomes reachable), the root pointer, or an entry's value when it fits in
+// a word (see shape). Values of other types are replaced by replacing the
+// node that holds them. So a Get that runs concurrently with a change sees
+// the map either before it or after it.
+//
+// A snapshot must never change afterwards, though, and a change in place
+// may be under way when Freeze is called on another goroutine. The writer
+// therefore announces each change in place in the version's status before
+// making it, and Freeze marks the version frozen with a compare-and-swap on
+// that status: if it finds a change announced, it makes that change's store
+// itself (the store is idempotent, and the writer makes it too) and freezes
+// the version with that change included. Once the status is frozen, the
+// writer makes no further change in place to that version. Freeze never
+// waits for the writer.
+//
+// The zero Live is empty and ready to use. A Live must not be copied after
+// first use.
+type Live[K comparable, V any] struct {
+	cur atomic.Pointer[version[K, V]] // nil: empty, stamp 0
+
+	// The writer's own state; readers never look at it.
+
+	// seals counts the snapshots of the current version that the writer
+	// handed out with Seal and has not taken back with Unseal. While it is
+	// not zero, changes copy as they do after Freeze.
+	seals int
+}
+
+// version is one version of a Live map's contents. Its nodes owned by epoch
+// may be changed in place while status is nil; see Live.
+type version[K comparable, V any] struct {
+	root  unsafe.Pointer // *node[K, V]; read and written atomically
+	size  atomic.Int64
+	stamp atomic.Uint64
+	epoch uint64
+
+	// status is nil while changes in place are allowed, &in while the
+	// writer makes the change described there, &frozen once frozen, and
+	// &settled when a Freeze found the change in in under way and froze
+	// the version with it.
+	status              atomic.Pointer[intent]
+	in, frozen, settled intent
+}
+
+// intent is one change in place: a single store into a pointer or a word,
+// and the size and stamp the version has after it.
+type intent struct {
+	slot  *unsafe.Pointer // the pointer to replace, or nil
+	ptr   unsafe.Pointer
+	word  *uint64 // or the word to replace, or neither (only the stamp changes)
+	val   uint64
+	size  int64
+	stamp uint64
+}
+
+// apply makes the intent's store. Making it twice is harmless: nothing else
+// writes that slot meanwhile (see version.freeze).
+func (in *intent) apply() {
+	switch {
+	case in.slot != nil:
+		atomic.StorePointer(in.slot, in.ptr)
+	case in.word != nil:
+		atomic.StoreUint64(in.word, in.val)
+	}
+}
+
+func (v *version[K, V]) rootNode() *node[K, V] {
+	return (*node[K, V])(atomic.LoadPointer(&v.root))
+}
+
+// begin announces the change in in, and reports false if the version is
+// frozen (then nothing may be changed in place). Writer only.
+func (v *version[K, V]) begin(in intent) bool {
+	if v.status.Load() != nil {
+		return false
+	}
+	// No reader looks at v.in while the status is not &v.in.
+	v.in = in
+	return v.status.CompareAndSwap(nil, &v.in)
+}
+
+// finish makes the announced change and ends it. Writer only.
+func (v *version[K, V]) finish() {
+	v.in.apply()
+	if v.size.Load() != v.in.size { // an overwrite keeps it: spare the store
+		v.size.Store(v.in.size)
+	}
+	v.stamp.Store(v.in.stamp)
+	if !v.status.CompareAndSwap(&v.in, nil) {
+		// A Freeze settled the version with this change included; mark it
+		// plainly frozen, so that later Freezes need not apply it again.
+		v.status.Store(&v.frozen)
+	}
+}
+
+// freeze makes sure the version never changes again and returns its final
+// contents. Any goroutine; it never waits.
+func (v *version[K, V]) freeze() (Map[K, V], uint64) {
+	for {
+		switch s := v.status.Load(); s {
+		case nil:
+			if v.status.CompareAndSwap(nil, &v.frozen) {
+				return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
+			}
+		case &v.frozen:
+			return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
+		case &v.in:
+			// A change is under way: settle the version with it. After
+			// this compare-and-swap the writer will not touch v.in again.
+			if v.status.CompareAndSwap(&v.in, &v.settled) {
+				v.in.apply()
+				return Map[K, V]{root: v.rootNode(), size: int(v.in.size)}, v.in.stamp
+			}
+		case &v.settled:
+			v.in.apply()
+			return Map[K, V]{root: v.rootNode(), size: int(v.in.size)}, v.in.stamp
+		}
+	}
+}
+
+// Get returns the value stored for k in the current version. Any
+// goroutine; it never waits.
+func (l *Live[K, V]) Get(k K) (V, bool) {
+	v := l.cur.Load()
+	if v == nil {
+		var zero V
+		return zero, false
+	}
+	n := v.rootNode()
+	if n == nil {
+		var zero V
+		return zero, false
+	}
+	return n.get(k, hashOf(k))
+}
+
+// Len returns the number of entries in the current version. Any goroutine.
+func (l *Live[K, V]) Len() int {
+	if v := l.cur.Load(); v != nil {
+		return int(v.size.Load())
+	}
+	return 0
+}
+
+// Stamp returns the current version's stamp: a number the writer sets with
+// each change (watchable uses it for the revision). Any goroutine.
+func (l *Live[K, V]) Stamp() uint64 {
+	if v := l.cur.Load(); v != nil {
+		return v.stamp.Load()
+	}
+	return 0
+}
+
+// Freeze returns the current contents as an immutable Map, and their stamp,
+// in O(1). Later changes copy what they change instead of changing it in
+// place, so the Map never changes. Any goroutine; it never waits.
+func (l *Live[K, V]) Freeze() (Map[K, V], uint64) {
+	v := l.cur.Load()
+	if v == nil {
+		return Map[K, V]{}, 0
+	}
+	return v.freeze()
+}
+
+// Sealed is a snapshot the writer handed out with Seal.
+type Sealed[K comparable, V any] struct {
+	Map   Map[K, V]
+	Stamp uint64
+	v     *version[K, V]
+}
+
+// Seal returns the current contents and their stamp as Freeze does, for a
+// snapshot the writer hands out but may take back: until a matching Unseal,
+// changes copy as they do after Freeze. Writer only.
+func (l *Live[K, V]) Seal() Sealed[K, V] {
+	v := l.cur.Load()
+	if v == nil {
+		return Sealed[K, V]{}
+	}
+	l.seals++
+	return Sealed[K, V]{Map: Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, Stamp: v.stamp.Load(), v: v}
+}
+
+// Unseal undoes a Seal of the current version, whose snapshot the writer
+// took back before anyone could see it. Unsealing a snapshot of an older
+// version does nothing: changes never reach those in place. Writer only.
+func (l *Live[K, V]) Unseal(s Sealed[K, V]) {
+	if s.v != nil && s.v == l.cur.Load() && l.seals > 0 {
+		l.seals--
+	}
+}
+
+// Txn starts a batch of changes based on the current version. Apply
+// publishes it. Writer only.
+func (l *Live[K, V]) Txn() *Txn[K, V] {
+	v := l.cur.Load()
+	if v == nil {
+		return Map[K, V]{}.Txn()
+	}
+	return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}.Txn()
+}
+
+// Apply commits t, which Txn started and no other change has followed, and
+// publishes its contents with the given stamp as a new version, whose nodes
+// the Txn created are the writer's to change in place. Writer only.
+func (l *Live[K, V]) Apply(t *Txn[K, V], stamp uint64) {
+	own := t.own
+	m := t.Commit()
+	l.publish(m.root, m.size, stamp, own)
+}
+
+// Restamp changes the current version's stamp, and nothing else. Writer
+// only.
+func (l *Live[K, V]) Restamp(stamp uint64) {
+	v := l.cur.Load()
+	if v != nil && l.seals == 0 && v.begin(intent{size: v.size.Load(), stamp: stamp}) {
+		v.finish()
+		return
+	}
+	var root *node[K, V]
+	var size int64
+	if v != nil {
+		root, size = v.rootNode(), v.size.Load()
+	}
+	l.publish(root, int(size), stamp, newOwner())
+}
+
+func (l *Live[K, V]) publish(root *node[K, V], size int, stamp uint64, epoch uint64) {
+	v := &version[K, V]{root: unsafe.Pointer(root), epoch: epoch}
+	v.size.Store(int64(size))
+	v.stamp.Store(stamp)
+	l.cur.Store(v)
+	l.seals = 0
+}
+
+// maxDepth is the most nodes a path can hold: one per level of five hash
+// bits, and a collision node below them.
+const maxDepth = (hashBits+bitsPerLevel-1)/bitsPerLevel + 1
+
+// Cursor is one key's place in a Live map's current version, found by a
+// single descent: Value reads what is there, and Set or Delete change it
+// without descending again. Writer only; a Cursor is valid until the next
+// change to the map.
+type Cursor[K comparable, V any] struct {
+	l     *Live[K, V]
+	v     *version[K, V] // nil when the map has never had a version
+	key   K
+	hash  uint64
+	depth int // index in nodes of the node where the key is or would go; -1 when empty
+	pos   int // the key's index in that node's entries, when found
+	found bool
+	nodes [maxDepth]*node[K, V]
+}
+
+// Find returns the cursor for k. Writer only.
+func (l *Live[K, V]) Find(k K) Cursor[K, V] {
+	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: hashOf(k), depth: -1}
+	if c.v == nil {
+		return c
+	}
+	n := c.v.rootNode()
+	for shift := uint(0); n != nil; shift += bitsPerLevel {
+		c.depth++
+		c.nodes[c.depth] = n
+		if shift >= hashBits {
+			es := n.entries()
+			for i := range es {
+				if es[i].key == k {
+					c.pos, c.found = i, true
+					break
+				}
+			}
+			return c
+		}
+		bit := bitpos(c.hash, shift)
+		if n.dataMap&bit != 0 {
+			i := index(n.dataMap, bit)
+			if entryAt(n.ents, i).key == k {
+				c.pos, c.found = i, true
+			}
+			return c
+		}
+		if n.nodeMap&bit == 0 {
+			return c
+		}
+		n = loadChild(childAt(n.kids, index(n.nodeMap, bit)))
+	}
+	return c
+}
+
+// Value returns the value at the cursor, and whether there is one.
+func (c *Cursor[K, V]) Value() (V, bool) {
+	if !c.found {
+		var zero V
+		return zero, false
+	}
+	return loadVal(&entryAt(c.nodes[c.depth].ents, c.pos).val), true
+}
+
+// Len returns the number of entries before the change at the cursor.
+func (c *Cursor[K, V]) Len() int {
+	if c.v == nil {
+		return 0
+	}
+	return int(c.v.size.Load())
+}
+
+// mode returns whether the change may be made in place, and the epoch the
+// nodes it creates belong to.
+func (c *Cursor[K, V]) mode() (inPlace bool, epoch uint64) {
+	if c.v != nil && c.l.seals == 0 && c.v.status.Load() == nil {
+		return true, c.v.epoch
+	}
+	return false, newOwner()
+}
+
+// Set stores val at the cursor and gives the version the stamp stamp. It
+// reports whether the key was new.
+func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
+	size := int64(c.Len())
+	if !c.found {
+		size++
+	}
+	for {
+		inPlace, own := c.mode()
+		d := c.depth
+		var repl *node[K, V]
+		e := entry[K, V]{c.key, val}
+		switch {
+		case d < 0:
+			repl = single(own, c.hash, e)
+		case c.found:
+			n := c.nodes[d]
+			if inPlace && n.owner == own && shapeOf[V]() != shapeOther {
+				in := intent{size: size, stamp: stamp}
+				p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
+				if shapeOf[V]() == shapePointer {
+					in.slot, in.ptr = (*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&val))
+				} else {
+					in.word, in.val = (*uint64)(p), *(*uint64)(unsafe.Pointer(&val))
+				}
+				if c.v.begin(in) {
+					c.v.finish()
+					return false
+				}
+				continue // frozen meanwhile: copy instead
+			}
+			// A fresh copy (copyFor with an owner copies the entries too),
+			// changed before anyone can reach it.
+			repl = n.copyFor(own)
+			*entryAt(repl.ents, c.pos) = e
+		case uint(d)*bitsPerLevel >= hashBits:
+			repl = c.nodes[d].withCollisionAppended(own, e)
+		default:
+			n, shift := c.nodes[d], uint(d)*bitsPerLevel
+			bit := bitpos(c.hash, shift)
+			if n.dataMap&bit != 0 {
+				// Another key holds the slot: push both one level down.
+				old := loadEntry(entryAt(n.ents, index(n.dataMap, bit)))
+				sub := pair(own, old, hashOf(old.key), e, c.hash, shift+bitsPerLevel)
+				repl = n.withEntryPushedDown(own, bit, sub)
+			} else {
+				repl = n.withEntryInserted(own, bit, e)
+			}
+		}
+		if c.link(repl, d, inPlace, own, size, stamp) {
+			return !c.found
+		}
+	}
+}
+
+// Delete removes the key at the cursor, which must be there, and gives the
+// version the stamp stamp.
+func (c *Cursor[K, V]) Delete(stamp uint64) {
+	if !c.found {
+		panic("hamt: Cursor.Delete of a missing key")
+	}
+	size := int64(c.Len()) - 1
+	for {
+		inPlace, own := c.mode()
+		d := c.depth
+		var repl *node[K, V]
+		if uint(d)*bitsPerLevel >= hashBits {
+			repl = c.nodes[d].withCollisionRemoved(own, c.pos)
+		} else {
+			repl = c.nodes[d].withEntryRemoved(own, bitpos(c.hash, uint(d)*bitsPerLevel))
+		}
+		// Keep the shape canonical: a node left with a single entry and no
+		// children moves that entry up into its parent, level after level.
+		for d > 0 && repl.singleton() {
+			p, bit := c.nodes[d-1], bitpos(c.hash, uint(d-1)*bitsPerLevel)
+			repl, d = p.withChildPulledUp(own, bit, *repl.ents), d-1
+		}
+		if d == 0 && repl.ents == nil && repl.kids == nil {
+			repl = nil
+		}
+		if c.link(repl, d, inPlace, own, size, stamp) {
+			return
+		}
+	}
+}
+
+// link makes repl take the place of the node at depth d: in place in the
+// nearest ancestor the current version may change in place, copying the
+// ones below it, or in a new version when none may be. It reports false if
+// the version was frozen before the change could be made in place; nothing
+// has changed then.
+func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, size int64, stamp uint64) bool {
+	for lvl := d - 1; lvl >= 0; lvl-- {
+		p := c.nodes[lvl]
+		j := index(p.nodeMap, bitpos(c.hash, uint(lvl)*bitsPerLevel))
+		if inPlace && p.owner == own {
+			in := intent{slot: (*unsafe.Pointer)(unsafe.Pointer(childAt(p.kids, j))), ptr: unsafe.Pointer(repl), size: size, stamp: stamp}
+			if !c.v.begin(in) {
+				return false
+			}
+			c.v.finish()
+			return true
+		}
+		pc := p.copyFor(own)
+		*childAt(pc.kids, j) = repl
+		repl = pc
+	}
+	if inPlace {
+		if !c.v.begin(intent{slot: &c.v.root, ptr: unsafe.Pointer(repl), size: size, stamp: stamp}) {
+			return false
+		}
+		c.v.finish()
+		return true
+	}
+	c.l.publish(repl, int(size), stamp, own)
+	return true
+}
+
+// Key returns the key the cursor was found for.
+func (c *Cursor[K, V]) Key() K { return c.key }
+
+// Peek returns the current contents without freezing them: the Map is
+// valid only until the next change, which may change it in place. It is for
+// the writer's own reading between changes, never to hand out. Writer only.
+func (l *Live[K, V]) Peek() Map[K, V] {
+	v := l.cur.Load()
+	if v == nil {
+		return Map[K, V]{}
+	}
+	return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}
+}

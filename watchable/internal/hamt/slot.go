@@ -1,0 +1,83 @@
+package hamt
+
+import (
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Two kinds of word in a node may be replaced in place by a Live map's
+// writer while readers read them (see live.go): the pointer to a child, and
+// the value of an entry when it fits in one machine word. Every access to
+// them that can race with such a store goes through the functions below,
+// which are plain moves on the usual platforms but tell the compiler and the
+// race detector what is going on.
+
+// shape says whether values of a type can be replaced with a single atomic
+// store.
+type shape uint8
+
+const (
+	shapeOther   shape = iota // needs a copy of the node holding it
+	shapePointer              // one pointer word: atomic.StorePointer
+	shapeWord                 // one 64-bit word without pointers: atomic.StoreUint64
+)
+
+// shapeOf returns the shape of V. It costs a couple of nanoseconds (the
+// type is in the instantiation's dictionary), so it is not cached.
+func shapeOf[V any]() shape {
+	t := reflect.TypeFor[V]()
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return shapePointer
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr, reflect.Float64, reflect.Complex64:
+		if t.Size() == 8 {
+			return shapeWord
+		}
+	}
+	return shapeOther
+}
+
+// loadVal reads a value that a writer may be replacing in place.
+func loadVal[V any](p *V) V {
+	switch shapeOf[V]() {
+	case shapePointer:
+		x := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p)))
+		return *(*V)(unsafe.Pointer(&x))
+	case shapeWord:
+		x := atomic.LoadUint64((*uint64)(unsafe.Pointer(p)))
+		return *(*V)(unsafe.Pointer(&x))
+	}
+	return *p
+}
+
+// loadEntry reads an entry whose value a writer may be replacing in place.
+func loadEntry[K comparable, V any](e *entry[K, V]) entry[K, V] {
+	return entry[K, V]{key: e.key, val: loadVal(&e.val)}
+}
+
+// loadChild reads a child pointer that a writer may be replacing in place.
+func loadChild[K comparable, V any](p **node[K, V]) *node[K, V] {
+	return (*node[K, V])(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p))))
+}
+
+// copyChildren appends src's child pointers to dst, reading each
+// atomically.
+func copyChildren[K comparable, V any](dst, src []*node[K, V]) []*node[K, V] {
+	for i := range src {
+		dst = append(dst, loadChild(&src[i]))
+	}
+	return dst
+}
+
+// copyEntries appends src's entries to dst, reading values that may be
+// replaced in place atomically.
+func copyEntries[K comparable, V any](dst, src []entry[K, V]) []entry[K, V] {
+	if shapeOf[V]() == shapeOther {
+		return append(dst, src...)
+	}
+	for i := range src {
+		dst = append(dst, loadEntry(&src[i]))
+	}
+	return dst
+}

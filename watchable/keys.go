@@ -1,0 +1,181 @@
+package watchable
+
+import (
+	"context"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
+)
+
+// router delivers changes to the subscriptions they concern through an
+// index, instead of asking every subscription: SubscribeKeys' key index and
+// PartitionBy's partitions. A write costs a router O(1) per change plus the
+// work for the subscriptions the change concerns, however many others there
+// are. Every function is called with m.mu held.
+type router[K comparable, V any] struct {
+	// prepare works out where changes go. It may call the user's code, and
+	// so panic: it runs before anything changes, and changes nothing.
+	prepare func(changes []change[K, V])
+	// moves reports whether a silent change (an equal value stored) moves
+	// an entry from some subscriptions to others: that makes the write a
+	// new revision. It uses what prepare worked out.
+	moves func(changes []change[K, V]) bool
+	// tell records the changes prepare routed into the subscriptions they
+	// concern, and delivers them at revision rev.
+	tell func(changes []change[K, V], rev uint64)
+	// flushAll delivers a snapshot at rev to every subscription, changed
+	// or not (the map became initialized).
+	flushAll func(rev uint64)
+	// active reports whether writes must keep the router informed.
+	active      func() bool
+	subscribers func() int
+	closeAll    func()
+}
+
+// SubscribeKeys is like Subscribe, restricted to the given keys: State holds
+// those of them that are present, and only changes to them are delivered,
+// with the same guarantees as Subscribe (the first snapshot lists their
+// current entries, changes coalesce, a delete carries the last value the
+// subscriber saw, and the channel closes when ctx is done or the map is
+// closed). A key listed twice counts once; no keys at all make a
+// subscription that only ever delivers its first, empty, snapshot (and the
+// one announcing initialization).
+//
+// Keyed subscriptions are indexed by key, so a write costs O(1) for the
+// keyed subscriptions it does not concern, however many there are: a
+// thousand subscribers each on its own key cost a write about what one
+// does. (SubscribeSubset asks every subscriber's include function on every
+// write.) Subscribing costs O(k log N) for k keys.
+func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapshot[K, V] {
+	ch := make(chan Snapshot[K, V], 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || ctx.Err() != nil {
+		close(ch)
+		return ch
+	}
+	if m.keys == nil {
+		x := &keyIndex[K, V]{subs: map[K][]*subscription[K, V]{}}
+		m.keys = x
+		m.routers = append(m.routers, &router[K, V]{
+			prepare:     func([]change[K, V]) {},
+			moves:       func([]change[K, V]) bool { return false },
+			tell:        x.tell,
+			flushAll:    x.flushAll,
+			active:      func() bool { return len(x.all) > 0 },
+			subscribers: func() int { return len(x.all) },
+			closeAll:    x.closeAll,
+		})
+	}
+	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
+	own := make([]K, 0, len(keys))
+	seen := make(map[K]bool, len(keys))
+	txn := hamt.Map[K, V]{}.Txn()
+	cur := m.live.Peek()
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		own = append(own, k)
+		if v, ok := cur.Get(k); ok {
+			txn.Set(k, v)
+		}
+	}
+	s.view = txn.Commit()
+	s.start(m.live.Stamp())
+	m.keys.add(s, own)
+	index := m.keys
+	s.detach = func() { index.remove(s, own) }
+	s.stop = context.AfterFunc(ctx, s.cancel)
+	return ch
+}
+
+// keyIndex is the router of SubscribeKeys: for each key, the subscriptions
+// to it.
+type keyIndex[K comparable, V any] struct {
+	subs    map[K][]*subscription[K, V]
+	all     []*subscription[K, V] // each once; s.pos is its index here
+	touched []*subscription[K, V] // tell's scratch space
+}
+
+func (x *keyIndex[K, V]) add(s *subscription[K, V], keys []K) {
+	for _, k := range keys {
+		x.subs[k] = append(x.subs[k], s)
+	}
+	s.pos = len(x.all)
+	x.all = append(x.all, s)
+}
+
+func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
+	for _, k := range keys {
+		list := x.subs[k]
+		for i, t := range list {
+			if t == s {
+				list[i] = list[len(list)-1]
+				list[len(list)-1] = nil
+				list = list[:len(list)-1]
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(x.subs, k)
+		} else {
+			x.subs[k] = list
+		}
+	}
+	last := len(x.all) - 1
+	x.all[s.pos] = x.all[last]
+	x.all[s.pos].pos = s.pos
+	x.all[last] = nil
+	x.all = x.all[:last]
+}
+
+func (x *keyIndex[K, V]) tell(changes []change[K, V], rev uint64) {
+	for i := range changes {
+		c := &changes[i]
+		for _, s := range x.subs[c.key] {
+			x.touched = touch(x.touched, s, c, c.hasNew)
+		}
+	}
+	x.touched = flushTouched(x.touched, rev)
+}
+
+func (x *keyIndex[K, V]) flushAll(rev uint64) {
+	for _, s := range x.all {
+		s.flush(rev, true)
+	}
+}
+
+func (x *keyIndex[K, V]) closeAll() {
+	for _, s := range x.all {
+		s.close()
+	}
+	x.all = nil
+	clear(x.subs)
+}
+
+// touch records c into s, and adds s to touched the first time a change of
+// this write opens its window.
+func touch[K comparable, V any](touched []*subscription[K, V], s *subscription[K, V], c *change[K, V], hasAfter bool) []*subscription[K, V] {
+	was := s.opened
+	s.record(c, hasAfter)
+	if !was && s.opened {
+		touched = append(touched, s)
+	}
+	return touched
+}
+
+// flushTouched delivers the windows of the subscriptions a write touched,
+// and returns the emptied list for reuse.
+func flushTouched[K comparable, V any](touched []*subscription[K, V], rev uint64) []*subscription[K, V] {
+	for i, s := range touched {
+		s.flush(rev, false)
+		touched[i] = nil
+	}
+	return touched[:0]
+}
+
+// SubscribeKeys is Map.SubscribeKeys.
+func (v View[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapshot[K, V] {
+	return v.mp().SubscribeKeys(ctx, keys...)
+}

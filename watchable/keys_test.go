@@ -1,0 +1,254 @@
+package watchable_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+func TestSubscribeKeysSeesOnlyItsKeys(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	m.Store("b", 2)
+	m.Store("c", 3)
+	sub := m.View().SubscribeKeys(t.Context(), "a", "z", "a")
+
+	first := next(t, sub)
+	if diff := cmp.Diff(map[string]int{"a": 1}, first.State.Map()); diff != "" {
+		t.Fatalf("first State (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]watchable.Update[string, int]{{Key: "a", Value: 1}}, first.Updates); diff != "" {
+		t.Fatalf("first Updates (-want +got):\n%s", diff)
+	}
+
+	m.Store("b", 20)
+	m.Delete("c")
+	nothingPending(t, sub)
+
+	m.Store("z", 26)
+	m.Store("a", 10)
+	m.Store("a", 11) // coalesces with the previous Store
+	got := next(t, sub)
+	sort.Slice(got.Updates, func(i, j int) bool { return got.Updates[i].Key < got.Updates[j].Key })
+	want := []watchable.Update[string, int]{{Key: "a", Value: 11}, {Key: "z", Value: 26}}
+	if diff := cmp.Diff(want, got.Updates); diff != "" {
+		t.Fatalf("Updates (-want +got):\n%s", diff)
+	}
+	if got.Revision != m.Revision() {
+		t.Fatalf("Revision = %d; want the map's, %d", got.Revision, m.Revision())
+	}
+
+	m.Delete("a")
+	got = next(t, sub)
+	if diff := cmp.Diff([]watchable.Update[string, int]{{Key: "a", Delete: true, Value: 11}}, got.Updates); diff != "" {
+		t.Fatalf("delete Updates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"z": 26}, got.State.Map()); diff != "" {
+		t.Fatalf("State after delete (-want +got):\n%s", diff)
+	}
+	if n := m.Subscribers(); n != 1 {
+		t.Fatalf("Subscribers = %d; want 1", n)
+	}
+	m.Close()
+	closed(t, sub)
+}
+
+func TestSubscribeKeysEndsWithItsContext(t *testing.T) {
+	var m watchable.Map[int, int]
+	ctx, cancel := context.WithCancel(t.Context())
+	sub := m.SubscribeKeys(ctx, 1)
+	next(t, sub)
+	other := m.SubscribeKeys(t.Context(), 1)
+	next(t, other)
+	cancel()
+	closed(t, sub)
+	m.Store(1, 1)
+	if got := next(t, other); len(got.Updates) != 1 {
+		t.Fatalf("the other subscriber to the same key got %+v", got)
+	}
+	if n := m.Subscribers(); n != 1 {
+		t.Fatalf("Subscribers = %d after one of two ended; want 1", n)
+	}
+}
+
+// node is a pod-like value placed on a node; its Equal ignores Seen, like a
+// heartbeat, but not Node.
+type node struct {
+	Node string
+	Seen int
+}
+
+func (n node) Equal(o node) bool { return n.Node == o.Node }
+
+func TestPartitionsMoveBetweenPartitions(t *testing.T) {
+	var m watchable.Map[string, node]
+	m.Store("p1", node{Node: "n1"})
+	m.Store("p2", node{Node: "n2"})
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_ string, v node) string { return v.Node })
+	n1 := parts.Subscribe(t.Context(), "n1")
+	n2 := parts.Subscribe(t.Context(), "n2")
+	n3 := parts.Subscribe(t.Context(), "n3") // no entries yet
+	if got := next(t, n1).State.Map(); !cmp.Equal(got, map[string]node{"p1": {Node: "n1"}}) {
+		t.Fatalf("n1's first State = %v", got)
+	}
+	next(t, n2)
+	if got := next(t, n3); got.State.Len() != 0 || len(got.Updates) != 0 {
+		t.Fatalf("n3's first snapshot = %+v; want empty", got)
+	}
+	sizes := parts.Sizes()
+	if diff := cmp.Diff(map[string]int{"n1": 1, "n2": 1}, sizes.LoadAll()); diff != "" {
+		t.Fatalf("Sizes (-want +got):\n%s", diff)
+	}
+
+	// p1 moves from n1 to n3: a delete for n1, a store for n3, nothing for n2.
+	m.Store("p1", node{Node: "n3", Seen: 1})
+	if got := next(t, n1); !cmp.Equal(got.Updates, []watchable.Update[string, node]{{Key: "p1", Delete: true, Value: node{Node: "n1"}}}) {
+		t.Fatalf("n1 got %+v; want p1's delete with its last value", got.Updates)
+	}
+	if got := next(t, n3); !cmp.Equal(got.Updates, []watchable.Update[string, node]{{Key: "p1", Value: node{Node: "n3", Seen: 1}}}) {
+		t.Fatalf("n3 got %+v; want p1's store", got.Updates)
+	}
+	nothingPending(t, n2)
+	if diff := cmp.Diff(map[string]int{"n2": 1, "n3": 1}, sizes.LoadAll()); diff != "" {
+		t.Fatalf("Sizes after the move (-want +got):\n%s", diff)
+	}
+
+	// A heartbeat (equal value) within n3 tells nobody and keeps the revision.
+	rev := m.Revision()
+	m.Store("p1", node{Node: "n3", Seen: 2})
+	nothingPending(t, n3)
+	if m.Revision() != rev {
+		t.Fatalf("an equal Store within a partition changed the revision")
+	}
+
+	m.Delete("p2")
+	if got := next(t, n2); !cmp.Equal(got.Updates, []watchable.Update[string, node]{{Key: "p2", Delete: true, Value: node{Node: "n2"}}}) {
+		t.Fatalf("n2 got %+v; want p2's delete", got.Updates)
+	}
+	if diff := cmp.Diff(map[string]int{"n3": 1}, sizes.LoadAll()); diff != "" {
+		t.Fatalf("Sizes after the delete (-want +got):\n%s", diff)
+	}
+	if n := m.Subscribers(); n != 3 {
+		t.Fatalf("Subscribers = %d; want 3", n)
+	}
+}
+
+// moving is a value whose Equal ignores the field its partition depends on:
+// storing an equal value can still move it between partitions.
+type moving struct {
+	ID   int
+	Zone string
+}
+
+func (a moving) Equal(b moving) bool { return a.ID == b.ID }
+
+func TestPartitionsSilentMoveIsAChange(t *testing.T) {
+	var m watchable.Map[string, moving]
+	m.Store("x", moving{ID: 1, Zone: "a"})
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_ string, v moving) string { return v.Zone })
+	a, b := parts.Subscribe(t.Context(), "a"), parts.Subscribe(t.Context(), "b")
+	next(t, a)
+	next(t, b)
+	rev := m.Revision()
+	m.Store("x", moving{ID: 1, Zone: "b"}) // equal by Equal, but in another partition
+	if m.Revision() != rev+1 {
+		t.Fatalf("Revision = %d after a silent Store that moves partitions; want %d", m.Revision(), rev+1)
+	}
+	if got := next(t, a); len(got.Updates) != 1 || !got.Updates[0].Delete {
+		t.Fatalf("partition a got %+v; want a delete", got.Updates)
+	}
+	if got := next(t, b); len(got.Updates) != 1 || got.Updates[0].Delete || got.Updates[0].Value.Zone != "b" {
+		t.Fatalf("partition b got %+v; want a store", got.Updates)
+	}
+}
+
+// TestPartitionFunctionCalledTwicePerChange checks the cost model: a write
+// calls the partition function for the old value and the new one, however
+// many partitions are subscribed to, and wakes only their subscribers.
+func TestPartitionFunctionCalledTwicePerChange(t *testing.T) {
+	var m watchable.Map[int, int]
+	for k := range 100 {
+		m.Store(k, k)
+	}
+	calls := 0
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_, v int) int { calls++; return v % 100 })
+	subs := make([]<-chan watchable.Snapshot[int, int], 100)
+	for p := range subs {
+		subs[p] = parts.Subscribe(t.Context(), p)
+		next(t, subs[p])
+	}
+	calls = 0
+	m.Store(5, 105) // stays in partition 5
+	if calls != 2 {
+		t.Fatalf("one Store called the partition function %d times; want 2", calls)
+	}
+	next(t, subs[5])
+	for p, sub := range subs {
+		if p != 5 {
+			nothingPending(t, sub)
+		}
+	}
+}
+
+func TestPartitionsEndWithTheirContext(t *testing.T) {
+	var m watchable.Map[int, int]
+	ctx, cancel := context.WithCancel(t.Context())
+	parts := watchable.PartitionBy(ctx, m.View(), func(_, v int) int { return v })
+	sub := parts.Subscribe(t.Context(), 1)
+	next(t, sub)
+	sizes := parts.Sizes().Subscribe(t.Context())
+	next(t, sizes)
+	cancel()
+	closed(t, sub)
+	closed(t, sizes)
+	if late := parts.Subscribe(t.Context(), 1); !drainedAndClosed(late) {
+		t.Fatalf("Subscribe after the index ended returned an open channel")
+	}
+	m.Store(1, 1) // nothing left to tell
+	if n := m.Subscribers(); n != 0 {
+		t.Fatalf("Subscribers = %d; want 0", n)
+	}
+}
+
+func drainedAndClosed[K comparable, V any](ch <-chan watchable.Snapshot[K, V]) bool {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// A per-node fan-out: one handler per node that has pods, started when the
+// node's first pod appears and stopped when its last one goes, each seeing
+// only its node's pods. Here the handlers only print what they see.
+func ExamplePartitionBy() {
+	var pods watchable.Map[string, string] // pod name → node name
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	byNode := watchable.PartitionBy(ctx, pods.View(), func(_, node string) string { return node })
+
+	pods.Store("web-1", "node-a")
+	pods.Store("web-2", "node-b")
+	nodes := byNode.Sizes().Subscribe(ctx)
+	updates := (<-nodes).Updates
+	sort.Slice(updates, func(i, j int) bool { return updates[i].Key < updates[j].Key })
+	for _, u := range updates {
+		if !u.Delete {
+			snap := <-byNode.Subscribe(ctx, u.Key) // a handler would loop here
+			fmt.Printf("%s has %d pod(s)\n", u.Key, snap.State.Len())
+		}
+	}
+	// Output:
+	// node-a has 1 pod(s)
+	// node-b has 1 pod(s)
+}

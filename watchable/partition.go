@@ -1,0 +1,233 @@
+package watchable
+
+import (
+	"context"
+	"slices"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
+)
+
+// Partitions indexes a map's entries by partition, the value a partition
+// function gives each entry, so that each partition can be subscribed to on
+// its own: the per-node fan-out where one shared map feeds one subscriber
+// per node, each seeing only its node's entries.
+//
+// Writers call the partition function twice per changed entry (with the old
+// value and with the new one) and deliver the change to the subscribers of
+// those partitions only, so a write costs the same with ten partition
+// subscribers as with ten thousand. Sizes lists the partitions that have
+// entries, for a fan-out that starts a handler per partition and stops it
+// when its partition empties.
+//
+// All methods are safe for concurrent use. A Partitions lives until the ctx
+// given to PartitionBy is done or its map is closed; then its subscriptions
+// close, and so do those of Sizes.
+type Partitions[K comparable, V any, P comparable] struct {
+	m    *Map[K, V]
+	part func(K, V) P
+
+	// Guarded by m.mu:
+	subs    map[P][]*subscription[K, V]
+	n       int // subscriptions
+	count   map[P]int
+	routes  []route[P]            // prepare's result, per change
+	touched []*subscription[K, V] // tell's scratch space
+	closed  bool
+
+	sizes Map[P, int] // written only under m.mu
+}
+
+// route is where one change takes its entry: from partition from (if it
+// had one) to partition to (if it still has one).
+type route[P comparable] struct {
+	from, to P
+	had, has bool
+}
+
+// PartitionBy returns an index of v's entries by part(key, value). part is
+// called by writers, under the map's write lock, twice per changed entry; it
+// must be fast, must not call the map's methods, must not mutate the value,
+// and must give the same partition for the same key and value every time.
+// It is called before a write takes effect: if it panics, the panic reaches
+// the writer and the write is not applied. PartitionBy itself calls part
+// once per entry, to count the partitions' sizes.
+//
+// The index costs every write of the map those two calls, whether or not
+// anyone subscribes, until ctx is done.
+func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[K, V], part func(K, V) P) *Partitions[K, V, P] {
+	m := v.mp()
+	p := &Partitions[K, V, P]{m: m, part: part, subs: map[P][]*subscription[K, V]{}, count: map[P]int{}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || ctx.Err() != nil {
+		p.closed = true
+		p.sizes.Close()
+		return p
+	}
+	for k, val := range m.live.Peek().All() {
+		p.count[part(k, val)]++
+	}
+	p.sizes.Replace(p.count)
+	r := &router[K, V]{
+		prepare:     p.prepare,
+		moves:       p.moves,
+		tell:        p.tell,
+		flushAll:    p.flushAll,
+		active:      func() bool { return true }, // Sizes must stay right
+		subscribers: func() int { return p.n },
+		closeAll:    p.closeAll,
+	}
+	m.routers = append(m.routers, r)
+	context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if p.closed {
+			return // the map was closed first
+		}
+		m.routers = slices.DeleteFunc(m.routers, func(x *router[K, V]) bool { return x == r })
+		p.closeAll()
+	})
+	return p
+}
+
+// Subscribe returns a channel of snapshots of partition part: like
+// Map.Subscribe, with State holding only the entries in part, an entry that
+// moves into part (a new entry, or a changed value) arriving as a store, and
+// one that leaves it (deleted, or moved to another partition) as a delete
+// carrying the last value the subscriber saw. Subscribing to a partition
+// that has no entries yet is fine: its first snapshot is empty.
+//
+// Subscribe costs O(N) calls of the partition function for the first
+// snapshot, unless part already has a subscriber, whose view it shares.
+// After ctx is done, or the index or the map closes, the channel is closed.
+func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snapshot[K, V] {
+	m := p.m
+	ch := make(chan Snapshot[K, V], 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p.closed || m.closed || ctx.Err() != nil {
+		close(ch)
+		return ch
+	}
+	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
+	if others := p.subs[part]; len(others) > 0 {
+		s.view = others[0].view
+	} else {
+		txn := hamt.Map[K, V]{}.Txn()
+		for k, v := range m.live.Peek().All() {
+			if p.part(k, v) == part {
+				txn.Set(k, v)
+			}
+		}
+		s.view = txn.Commit()
+	}
+	s.start(m.live.Stamp())
+	s.pos = len(p.subs[part])
+	p.subs[part] = append(p.subs[part], s)
+	p.n++
+	s.detach = func() { p.remove(part, s) }
+	s.stop = context.AfterFunc(ctx, s.cancel)
+	return ch
+}
+
+// Sizes returns a read-only map from each partition that has entries to
+// how many it has. A partition appears in it with its first entry and
+// disappears with its last, so a subscriber to it learns when to start and
+// stop a handler per partition. It is updated by the writes of the indexed
+// map, once per write, after the partitions' subscribers have been told.
+func (p *Partitions[K, V, P]) Sizes() View[P, int] { return p.sizes.View() }
+
+func (p *Partitions[K, V, P]) remove(part P, s *subscription[K, V]) {
+	list := p.subs[part]
+	last := len(list) - 1
+	list[s.pos] = list[last]
+	list[s.pos].pos = s.pos
+	list[last] = nil
+	if last == 0 {
+		delete(p.subs, part)
+	} else {
+		p.subs[part] = list[:last]
+	}
+	p.n--
+}
+
+func (p *Partitions[K, V, P]) prepare(changes []change[K, V]) {
+	p.routes = p.routes[:0]
+	for i := range changes {
+		c := &changes[i]
+		r := route[P]{had: c.hadOld, has: c.hasNew}
+		if r.had {
+			r.from = p.part(c.key, c.old)
+		}
+		if r.has {
+			r.to = p.part(c.key, c.new)
+		}
+		p.routes = append(p.routes, r)
+	}
+}
+
+func (p *Partitions[K, V, P]) moves(changes []change[K, V]) bool {
+	for i := range changes {
+		if r := p.routes[i]; changes[i].silent && r.had && r.has && r.from != r.to {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
+	var sized []P
+	for i := range changes {
+		c, r := &changes[i], p.routes[i]
+		moved := r.had != r.has || (r.had && r.from != r.to)
+		if r.had && moved {
+			for _, s := range p.subs[r.from] {
+				p.touched = touch(p.touched, s, c, false)
+			}
+			p.count[r.from]--
+			sized = append(sized, r.from)
+		}
+		if r.has {
+			for _, s := range p.subs[r.to] {
+				p.touched = touch(p.touched, s, c, true)
+			}
+			if moved {
+				p.count[r.to]++
+				sized = append(sized, r.to)
+			}
+		}
+	}
+	p.touched = flushTouched(p.touched, rev)
+	if len(sized) > 0 {
+		p.sizes.Batch(func(b *Batch[P, int]) {
+			for _, part := range sized {
+				if n := p.count[part]; n > 0 {
+					b.Store(part, n)
+				} else {
+					delete(p.count, part)
+					b.Delete(part)
+				}
+			}
+		})
+	}
+}
+
+func (p *Partitions[K, V, P]) flushAll(rev uint64) {
+	for _, list := range p.subs {
+		for _, s := range list {
+			s.flush(rev, true)
+		}
+	}
+}
+
+func (p *Partitions[K, V, P]) closeAll() {
+	p.closed = true
+	for _, list := range p.subs {
+		for _, s := range list {
+			s.close()
+		}
+	}
+	clear(p.subs)
+	p.n = 0
+	p.sizes.Close()
+}

@@ -1,0 +1,77 @@
+package watchable
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// Values of plain types — integers and strings without DeepCopy or Equal
+// methods — are copied by assignment and compared with ==, whatever
+// DeepCopy and DeepEqual decide for other types. A Map works that out once
+// and remembers it (plain), rather than asking DeepCopy's per-type cache on
+// every Store and Load: for an int map, that lookup was most of what a
+// Store cost besides the trie.
+
+const (
+	plainUnknown uint32 = iota // not worked out yet
+	plainNone                  // use DeepCopy and DeepEqual
+	plainWord                  // an 8-byte integer: compare the words
+	plainHalf                  // a 4-byte integer
+	plainString
+)
+
+// plain returns how values of type V may be copied and compared. Any
+// goroutine.
+func (m *Map[K, V]) plain() uint32 {
+	p := m.plainKind.Load()
+	if p == plainUnknown {
+		p = plainKindOf[V]()
+		m.plainKind.Store(p)
+	}
+	return p
+}
+
+func plainKindOf[V any]() uint32 {
+	t := reflect.TypeFor[V]()
+	if t.Implements(reflect.TypeFor[DeepCopier[V]]()) || t.Implements(reflect.TypeFor[Equaler[V]]()) {
+		return plainNone
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		if t.Size() == 8 {
+			return plainWord
+		}
+		return plainHalf
+	case reflect.Int32, reflect.Uint32:
+		return plainHalf
+	case reflect.String:
+		return plainString
+	}
+	return plainNone
+}
+
+// copyValue is DeepCopy(v).
+func (m *Map[K, V]) copyValue(v V) V {
+	if m.plain() != plainNone {
+		return v
+	}
+	return DeepCopy(v)
+}
+
+// equal is DeepEqual(a, b).
+func (m *Map[K, V]) equal(a, b V) bool {
+	switch m.plain() {
+	case plainWord:
+		return *(*uint64)(unsafe.Pointer(&a)) == *(*uint64)(unsafe.Pointer(&b))
+	case plainHalf:
+		return *(*uint32)(unsafe.Pointer(&a)) == *(*uint32)(unsafe.Pointer(&b))
+	case plainString:
+		return *(*string)(unsafe.Pointer(&a)) == *(*string)(unsafe.Pointer(&b))
+	}
+	return DeepEqual(a, b)
+}
+
+// exact is exactEqual[V]().
+func (m *Map[K, V]) exact() bool {
+	return m.plain() != plainNone || exactEqual[V]()
+}
