@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -31,6 +34,14 @@ func TestParseFlags(t *testing.T) {
 			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: dir, Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
 		{"demo off", []string{"-demo=false"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
 			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
+		{"etcd", []string{"-etcd", "http://127.0.0.1:2379, http://127.0.0.1:22379", "-etcd-prefix", "/mine"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t",
+				Etcd: []string{"http://127.0.0.1:2379", "http://127.0.0.1:22379"}, EtcdPrefix: "/mine"}, false},
+		{"etcd with the default prefix", []string{"-etcd", "127.0.0.1:2379"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t",
+				Etcd: []string{"127.0.0.1:2379"}, EtcdPrefix: "/switchyard"}, false},
+		{"empty etcd endpoint", []string{"-etcd", "127.0.0.1:2379,"}, nil, config{}, true},
+		{"etcd prefix not a key", []string{"-etcd", "127.0.0.1:2379", "-etcd-prefix", "switchyard"}, nil, config{}, true},
 		{"bad log level", []string{"-log-level", "loud"}, nil, config{}, true},
 		{"bad lease", []string{"-lease", "0s"}, nil, config{}, true},
 		{"negative wait", []string{"-wait", "-1s"}, nil, config{}, true},
@@ -48,8 +59,8 @@ func TestParseFlags(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("parseFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
 			}
-			if !tt.wantErr && got != tt.want {
-				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(config{})); !tt.wantErr && diff != "" {
+				t.Errorf("parseFlags(%q) (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}
