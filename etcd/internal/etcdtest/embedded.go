@@ -29,7 +29,9 @@ func StartEmbedded(tb testing.TB) *Embedded {
 	cfg.Name = "etcdtest"
 	cfg.Dir = tb.TempDir()
 	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
+	// Not "error": stopping the server logs the listeners it closes as
+	// errors, a screenful per test. Failures to start are returned anyway.
+	cfg.LogLevel = "fatal"
 	cfg.ListenClientUrls = []url.URL{local}
 	cfg.AdvertiseClientUrls = []url.URL{local}
 	cfg.ListenPeerUrls = []url.URL{local}
