@@ -16,4 +16,16 @@
 // like any other map. Group.Ready tells when every runner has finished its
 // initial work (see Readier). Records go to slog.Default() unless WithLogger
 // says otherwise.
+//
+// A program that runs as several replicas decides here which replica does
+// what. LeaderOnly runs a runner only in the replica that leads an
+// election, and cancels it when leadership is lost; Shard spreads the items
+// of a map over the replicas, each item handled by one of them at a time,
+// within ⌈items/replicas⌉+1 items per replica. Both run on an engine that
+// only provides primitives (Elector, ShardEngine: etcd in the etcd module,
+// Kubernetes Leases in the kube module), so the same program runs on either
+// by changing one constructor; every policy (campaigning again, claim
+// delays, the cap, what happens on loss) lives here. TermOf gives the code
+// they run its fencing token. docs/cluster.md has the proof of the bound
+// and the failover timing.
 package runner

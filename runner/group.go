@@ -49,14 +49,21 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// Option configures a Group.
-type Option func(*Group)
+// Option configures a Group (NewGroup), a Leader (LeaderOnly) or a Sharder
+// (Shard). Each option says what it applies to; a constructor given an
+// option that does not apply to it panics, naming the option, rather than
+// ignore it.
+type Option func(*config)
 
 // WithLogger sends the group's records (a runner started, stopped, failed or
 // reported a problem; runners abandoned) to l. Without it, or with a nil l,
 // they go to slog.Default().
+//
+// Given to LeaderOnly or Shard, it sends their records (terms won and lost,
+// claims, handler failures) to l; without it they go where the records of
+// the group they run in go.
 func WithLogger(l *slog.Logger) Option {
-	return func(g *Group) { g.log = l }
+	return func(c *config) { c.log = l }
 }
 
 // WithGrace sets how long Run waits for runners to return once the group is
@@ -64,7 +71,7 @@ func WithLogger(l *slog.Logger) Option {
 // A runner that is a Drainer gets at least its ShutdownGrace plus
 // DrainMargin, whatever the grace.
 func WithGrace(d time.Duration) Option {
-	return func(g *Group) { g.grace = d }
+	return func(c *config) { c.grace = d; c.given("WithGrace", forGroup) }
 }
 
 // Run runs runners as one group until they have all returned; see
@@ -112,9 +119,8 @@ func NewGroup(opts ...Option) *Group {
 		ready: make(chan struct{}),
 		ended: make(chan struct{}),
 	}
-	for _, o := range opts {
-		o(g)
-	}
+	c := newConfig("runner.NewGroup", forGroup, opts)
+	g.log, g.grace = c.log, c.grace
 	if g.log == nil {
 		g.log = slog.Default()
 	}

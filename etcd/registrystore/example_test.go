@@ -43,6 +43,12 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println("heartbeat through the other replica:", replicas[1].Heartbeat(id))
+	// The other replica's snapshots follow its mirror of etcd.
+	for snap := range replicas[1].Snapshots().Subscribe(ctx) {
+		if _, ok := snap.State.Get(registry.DiscoveryKey{ServiceID: "api", Protocol: "http"}); ok {
+			break
+		}
+	}
 	for _, n := range replicas[1].Lookup(registry.DiscoveryKey{ServiceID: "api"}).Nodes {
 		fmt.Println("found through the other replica:", n.Address, n.Port, n.Connected)
 	}

@@ -64,7 +64,7 @@ func startEtcdPipeline(t *testing.T, bin, name, endpoint string, lease time.Dura
 	t.Setenv("SWITCHYARD_TOKEN", etcdTestToken) // inherited by the child
 	logs := t.TempDir()
 	pp := &pipelineProcess{}
-	p, _, err := integration.StartWithPorts(t, 2, func(ports []int, attempt int) integration.Command {
+	p, _, err := integration.StartWithPorts(t, 3, func(ports []int, attempt int) integration.Command {
 		pp.gateway = "127.0.0.1:" + strconv.Itoa(ports[0])
 		pp.control = "127.0.0.1:" + strconv.Itoa(ports[1])
 		control := pp.control
@@ -72,7 +72,7 @@ func startEtcdPipeline(t *testing.T, bin, name, endpoint string, lease time.Dura
 			Name: name,
 			Path: bin,
 			Args: []string{"-demo=false", "-etcd", endpoint, "-lease", lease.String(), "-log-level", "info",
-				"-gateway-addr", pp.gateway, "-control-addr", pp.control},
+				"-gateway-addr", pp.gateway, "-control-addr", pp.control, "-admin-addr", "127.0.0.1:" + strconv.Itoa(ports[2])},
 			Log: filepath.Join(logs, fmt.Sprintf("%s-%d.log", name, attempt)),
 			Ready: func(ctx context.Context) error {
 				code, _, err := getURL(ctx, "http://"+control+"/readyz")

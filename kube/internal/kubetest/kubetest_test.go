@@ -122,32 +122,10 @@ func TestCompactionMakesOldResourceVersionsGone(t *testing.T) {
 	}
 }
 
-const widgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.test.switchyard.dev
-spec:
-  group: test.switchyard.dev
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 func TestInstallCRD(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Start(t)
-	gvr := kubetest.InstallCRD(t, c.Config(), []byte(widgetCRD))
+	gvr := kubetest.InstallCRD(t, c.Config(), []byte(kubetest.WidgetCRD))
 	if gvr.Group != "test.switchyard.dev" || gvr.Version != "v1" || gvr.Resource != "widgets" {
 		t.Fatalf("InstallCRD = %v", gvr)
 	}
