@@ -123,12 +123,11 @@ func (p *Proxy) roundTrip(out *http.Request) (*http.Response, error) {
 	x := exchangeOf(out.Context())
 	// ReverseProxy sends no body when the client sent none.
 	retriable := idempotent(out.Method) && out.Body == nil
-	var lastErr error
+	t, ok := p.next(x)
+	if !ok { // forward saw to it that there are targets
+		return nil, fmt.Errorf("no target for service %q", x.up.ServiceID)
+	}
 	for {
-		t, ok := p.next(x)
-		if !ok {
-			return nil, lastErr
-		}
 		resp, sent, err := p.attempt(x, out, t)
 		if err == nil {
 			if resp.StatusCode >= 500 {
@@ -139,9 +138,11 @@ func (p *Proxy) roundTrip(out *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		p.failed(x, t, failureKind(err))
-		lastErr = err
 		if sent || !retriable || x.retries >= x.pol.Retries || out.Context().Err() != nil {
 			return nil, err
+		}
+		if t, ok = p.next(x); !ok {
+			return nil, err // no other target to try
 		}
 		x.retries++
 		p.metrics.retry(x.up.Route)

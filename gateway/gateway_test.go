@@ -341,6 +341,9 @@ func TestTimeouts(t *testing.T) {
 		if a.code != http.StatusGatewayTimeout || !strings.Contains(a.body, "connect timeout") || strings.Contains(a.body, "192.0.2.1") {
 			t.Errorf("GET: %d %s, want 504 naming the connect timeout and no address", a.code, a.body)
 		}
+		if a.header.Get(HeaderRetries) != "" || !strings.Contains(a.body, `"attempts":1`) {
+			t.Errorf("GET with a single target: %v %s, want one attempt and no retry", a.header, a.body)
+		}
 	})
 	t.Run("response headers", func(t *testing.T) {
 		release := make(chan struct{})

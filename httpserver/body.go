@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +16,8 @@ import (
 var ErrBodyTimeout = errors.New("httpserver: request body not received within the body timeout")
 
 // bodyTimeout is the handler of a Server with a body timeout: a request
-// that has a body must deliver it within d of the end of its headers.
+// that has a body must deliver it within d of the end of its headers, and
+// what the handler leaves unread of it is not read at all.
 type bodyTimeout struct {
 	h http.Handler
 	d time.Duration
@@ -35,8 +37,16 @@ func (b bodyTimeout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the handler, to decide whether to read what is left of it (which the
 	// deadline bounds too).
 	r2 := *r
-	r2.Body = &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+	body := &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+	r2.Body = body
 	b.h.ServeHTTP(w, &r2)
+	if !body.eof.Load() {
+		// The handler answered without the whole body (a refusal, say).
+		// net/http would go on reading it, to reuse the connection, for as
+		// long as the client cares to trickle it: read no more, and let
+		// the connection close after the response.
+		_ = rc.SetReadDeadline(time.Now())
+	}
 }
 
 // deadlineBody lifts the read deadline once the body is read to its end,
@@ -46,12 +56,14 @@ type deadlineBody struct {
 	io.ReadCloser
 	clear func()
 	once  sync.Once
+	eof   atomic.Bool
 }
 
 func (d *deadlineBody) Read(p []byte) (int, error) {
 	n, err := d.ReadCloser.Read(p)
 	switch {
 	case err == io.EOF:
+		d.eof.Store(true)
 		d.once.Do(d.clear)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = timeoutError{err}

@@ -20,12 +20,14 @@
 // A Server is a runner.Drainer: a runner group waits for it that long,
 // although the group's default grace (runner.DefaultGrace) is shorter.
 //
-// Handlers of long-lived streams (Server-Sent Events, WebSockets) should
-// end as soon as the shutdown begins, or they hold it for the whole grace:
-// Draining(r.Context()) is closed then, and WithOnShutdown runs functions
-// then, for connections the server no longer tracks (hijacked ones). A
-// WebSocket ends with close status 1001 (going away), as the registry's
-// do.
+// Hijacked connections (WebSockets), which net/http's Shutdown forgets,
+// are waited for too, within the same grace: their requests' contexts are
+// cancelled only once they have closed, so that they can end with a close
+// frame. Handlers of long-lived streams (Server-Sent Events, WebSockets)
+// should therefore end as soon as the shutdown begins, or they hold it for
+// the whole grace: Draining(r.Context()) is closed then, and
+// WithOnShutdown runs functions then. A WebSocket ends with close status
+// 1001 (going away), as the registry's do.
 //
 // # Limits
 //

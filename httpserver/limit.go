@@ -77,6 +77,10 @@ type limitListener struct {
 	open         atomic.Int64
 	closed       chan struct{}
 	closeOnce    sync.Once
+	// empty is closed once the listener is closed and its last connection
+	// too, hijacked ones included.
+	empty     chan struct{}
+	emptyOnce sync.Once
 
 	mu       sync.Mutex
 	full     bool      // the last Accept had to wait
@@ -89,7 +93,7 @@ type limitListener struct {
 const warnEvery = time.Minute
 
 func newLimitListener(ln net.Listener, own int, process *semaphore, log *slog.Logger) *limitListener {
-	l := &limitListener{Listener: ln, process: process, log: log, closed: make(chan struct{})}
+	l := &limitListener{Listener: ln, process: process, log: log, closed: make(chan struct{}), empty: make(chan struct{})}
 	if own > 0 {
 		l.own = newSemaphore(own)
 	}
@@ -166,7 +170,23 @@ func (l *limitListener) recovered() {
 
 func (l *limitListener) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
-	return l.Listener.Close()
+	err := l.Listener.Close()
+	l.checkEmpty()
+	return err
+}
+
+// drained returns a channel that is closed once the listener is closed and
+// every connection it accepted is closed too.
+func (l *limitListener) drained() <-chan struct{} { return l.empty }
+
+func (l *limitListener) checkEmpty() {
+	select {
+	case <-l.closed:
+		if l.open.Load() == 0 {
+			l.emptyOnce.Do(func() { close(l.empty) })
+		}
+	default:
+	}
 }
 
 // limitedConn gives its slots back when it is closed.
@@ -176,11 +196,22 @@ type limitedConn struct {
 	once sync.Once
 }
 
+// CloseWrite sends the end of the stream while reading goes on, as
+// net/http does before closing a connection after a response, so that the
+// client gets the whole response rather than a reset.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		c.l.open.Add(-1)
 		c.l.release()
+		c.l.checkEmpty()
 	})
 	return err
 }

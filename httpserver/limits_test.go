@@ -3,6 +3,7 @@ package httpserver_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -62,17 +63,46 @@ func TestBodyTimeout(t *testing.T) {
 }
 
 // A handler that answers without reading the body (a refused token) does
-// not leave the connection held by a client that trickles the body: what
-// net/http reads of it afterwards is bounded by the body timeout too.
-func TestBodyTimeoutBoundsUnreadBodies(t *testing.T) {
+// not leave the connection held by a client that trickles the body: the
+// server reads no more of it and closes the connection after the answer,
+// long before the body timeout.
+func TestUnreadBodiesAreNotWaitedFor(t *testing.T) {
 	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", http.StatusUnauthorized)
-	}), httpserver.WithBodyTimeout(100*time.Millisecond))
+	}), httpserver.WithBodyTimeout(waitTimeout))
 	start(t, s)
 	c := dial(t, s.Addr())
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc")
+	begin := time.Now()
 	if got := readAll(t, c); !strings.HasPrefix(got, "HTTP/1.1 401") {
 		t.Errorf("answer %q, want 401 and the connection closed", got)
+	}
+	if d := time.Since(begin); d > waitTimeout/2 {
+		t.Errorf("the connection was held %v: the server waited for the body", d)
+	}
+}
+
+// A handler that reads the whole body keeps the connection for the next
+// request.
+func TestReadBodiesKeepTheConnection(t *testing.T) {
+	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, "got "+string(b))
+	}), httpserver.WithBodyTimeout(waitTimeout))
+	start(t, s)
+	c := dial(t, s.Addr())
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
+	for _, body := range []string{"one", "two"} {
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request with body %q on the same connection: %v", body, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "got "+body {
+			t.Errorf("answer %q", b)
+		}
 	}
 }
 
@@ -179,5 +209,42 @@ func TestDefaults(t *testing.T) {
 	}
 	if n := httpserver.ProcessMaxConnections(); n < 64 {
 		t.Errorf("ProcessMaxConnections() = %d, want at least 64", n)
+	}
+}
+
+// A hijacked connection (a WebSocket, say), which net/http's Shutdown does
+// not wait for, gets to end cleanly once the shutdown begins: its
+// request's context lives until it has closed.
+func TestShutdownWaitsForHijackedConnections(t *testing.T) {
+	hijacked := make(chan struct{})
+	s := httpserver.New("api", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+		buf.Flush()
+		close(hijacked)
+		<-httpserver.Draining(r.Context())
+		time.Sleep(50 * time.Millisecond) // a close handshake takes a moment
+		if r.Context().Err() != nil {
+			buf.WriteString("cancelled before goodbye")
+		} else {
+			buf.WriteString("goodbye")
+		}
+		buf.Flush()
+	}), httpserver.WithShutdownGrace(waitTimeout))
+	r := start(t, s)
+	c := dial(t, s.Addr())
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+	receive(t, hijacked, "the connection hijacked")
+	r.stop()
+	got := readAll(t, c)
+	if !strings.HasSuffix(got, "\r\n\r\ngoodbye") {
+		t.Errorf("the hijacked connection got %q, want its goodbye", got)
+	}
+	if err := r.wait(); err != nil {
+		t.Error(err)
 	}
 }

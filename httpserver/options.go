@@ -98,7 +98,11 @@ func WithReadHeaderTimeout(d time.Duration) Option {
 // connection is closed after the response. The deadline is lifted once the
 // body is read to its end, so a response may stream for as long as it
 // likes; requests without a body (WebSocket upgrades included) have none.
-// Zero or less means no limit.
+// A handler that answers without reading the body to its end (a refusal)
+// also ends the reading: the server does not wait for the rest, which a
+// hostile client would send as slowly as it could, and closes the
+// connection after the response. Zero or less means no limit, and no
+// such ending.
 func WithBodyTimeout(d time.Duration) Option {
 	return func(c *config) { c.bodyTimeout = max(d, 0) }
 }

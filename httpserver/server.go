@@ -141,7 +141,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	close(draining)
-	if err := s.shutdown(srv); err != nil {
+	if err := s.shutdown(srv, ln); err != nil {
 		logger.Warn("shutdown grace over: closing the connections still in use", "grace", s.cfg.shutdownGrace)
 	}
 	cancelRequests()
@@ -150,7 +150,11 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // shutdown stops srv within the grace, and closes what is left after it.
-func (s *Server) shutdown(srv *http.Server) error {
+// net/http's Shutdown does not wait for hijacked connections (WebSockets):
+// they are told through Draining and WithOnShutdown, and waited for here,
+// within the same grace, since they too deserve to end cleanly (with a
+// close frame) before their requests' contexts are cancelled.
+func (s *Server) shutdown(srv *http.Server, ln *limitListener) error {
 	if s.cfg.shutdownGrace == 0 {
 		for _, f := range s.cfg.onShutdown { // Close does not run them
 			go f()
@@ -161,6 +165,13 @@ func (s *Server) shutdown(srv *http.Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.shutdownGrace)
 	defer cancel()
 	err := srv.Shutdown(ctx)
+	if err == nil {
+		select {
+		case <-ln.drained():
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
 	if err != nil {
 		_ = srv.Close()
 	}

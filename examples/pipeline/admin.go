@@ -14,19 +14,31 @@ import (
 )
 
 // controlHandler is what the control address serves: the registry's API
-// (mounted under /v1/ and /ws/), health, readiness and the status of every
-// runner from the runner group's status map, the maps, metrics and Go
-// profiles.
-func controlHandler(status watchable.View[string, runner.Status], maps *admin.Maps, metrics prometheus.Gatherer, registryAPI http.Handler) http.Handler {
+// (mounted under /v1/ and /ws/), and health and readiness, which load
+// balancers and orchestrators probe there. Nothing that shows the
+// program's internals: that is the admin listener's (adminHandler).
+func controlHandler(status watchable.View[string, runner.Status], registryAPI http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	// A newcomer's first request is often the bare address: answer with a
 	// map of the server rather than a 404.
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"endpoints": controlEndpoints})
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("GET /readyz", admin.Readiness(status))
+	mux.Handle("/v1/", registryAPI)
+	mux.Handle("/ws/", registryAPI)
+	return mux
+}
+
+// adminHandler is what the admin address serves, for operators only: the
+// maps, the runners, metrics and Go profiles, with health and readiness.
+func adminHandler(status watchable.View[string, runner.Status], maps *admin.Maps, metrics prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"endpoints": adminEndpoints})
 	})
+	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /readyz", admin.Readiness(status))
 	mux.Handle("GET /debug/runners", admin.Runners(status))
 	mux.Handle("GET /debug/maps", maps)
@@ -36,9 +48,11 @@ func controlHandler(status watchable.View[string, runner.Status], maps *admin.Ma
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/v1/", registryAPI)
-	mux.Handle("/ws/", registryAPI)
 	return mux
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // controlEndpoints is what the control address serves, for its index page.
@@ -49,6 +63,12 @@ var controlEndpoints = []string{
 	"GET    /v1/discovery?serviceId=           look up a service's instances",
 	"GET    /v1/discovery/watch?serviceId=     watch them (Server-Sent Events)",
 	"GET    /ws/microservice, /ws/discovery    the same over WebSocket JSON-RPC 2.0",
+	"GET    /healthz                           alive",
+	"GET    /readyz                            ready when every runner is; names those that are not",
+}
+
+// adminEndpoints is what the admin address serves, for its index page.
+var adminEndpoints = []string{
 	"GET    /healthz                           alive",
 	"GET    /readyz                            ready when every runner is; names those that are not",
 	"GET    /metrics                           Prometheus metrics",

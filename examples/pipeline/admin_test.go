@@ -15,9 +15,11 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// TestControlHandler checks that every endpoint the index page lists is
-// wired; the admin package tests what its handlers answer.
-func TestControlHandler(t *testing.T) {
+// TestControlAndAdminHandlers checks that every endpoint the index pages
+// list is wired, and that the control listener, which registrations use,
+// shows nothing of the program's internals; the admin package tests what
+// its handlers answer.
+func TestControlAndAdminHandlers(t *testing.T) {
 	g := runner.NewGroup()
 	type thing struct {
 		User  string `json:"user"`
@@ -34,39 +36,55 @@ func TestControlHandler(t *testing.T) {
 	c.Add(3)
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "registry "+r.URL.Path) })
 
-	srv := httptest.NewServer(controlHandler(g.Status(), maps, reg, api))
-	defer srv.Close()
+	control := httptest.NewServer(controlHandler(g.Status(), api))
+	defer control.Close()
+	adm := httptest.NewServer(adminHandler(g.Status(), maps, reg))
+	defer adm.Close()
 	defer testClient.CloseIdleConnections()
 
 	tests := []struct {
+		srv      *httptest.Server
 		path     string
 		wantCode int
 		want     string
 	}{
-		{"/", 200, "/debug/maps"},
-		{"/healthz", 200, `"ok"`},
-		{"/readyz", 503, `"pendingInitializers"`}, // the group has not run
-		{"/debug/runners", 200, "{}"},
-		{"/debug/maps", 200, `"token": "***"`},
-		{"/metrics", 200, "switchyard_test_total 3"},
-		{"/debug/pprof/", 200, "goroutine"},
-		{"/v1/services", 200, "registry /v1/services"},
-		{"/ws/microservice", 200, "registry /ws/microservice"},
-		{"/nope", 404, ""},
+		{control, "/", 200, "/v1/services"},
+		{control, "/healthz", 200, `"ok"`},
+		{control, "/readyz", 503, `"pendingInitializers"`}, // the group has not run
+		{control, "/v1/services", 200, "registry /v1/services"},
+		{control, "/ws/microservice", 200, "registry /ws/microservice"},
+		{control, "/debug/maps", 404, ""},
+		{control, "/debug/runners", 404, ""},
+		{control, "/debug/pprof/", 404, ""},
+		{control, "/metrics", 404, ""},
+		{control, "/nope", 404, ""},
+		{adm, "/", 200, "/debug/maps"},
+		{adm, "/healthz", 200, `"ok"`},
+		{adm, "/readyz", 503, `"pendingInitializers"`},
+		{adm, "/debug/runners", 200, "{}"},
+		{adm, "/debug/maps", 200, `"token": "***"`},
+		{adm, "/metrics", 200, "switchyard_test_total 3"},
+		{adm, "/debug/pprof/", 200, "goroutine"},
+		{adm, "/v1/services", 404, ""},
 	}
 	for _, tt := range tests {
-		code, _, body := fetch(t, srv.URL+tt.path)
+		code, _, body := fetch(t, tt.srv.URL+tt.path)
 		if code != tt.wantCode || !strings.Contains(string(body), tt.want) {
-			t.Errorf("GET %s = %d %s, want %d with %q", tt.path, code, body, tt.wantCode, tt.want)
+			t.Errorf("GET %s%s = %d %s, want %d with %q", tt.srv.URL, tt.path, code, body, tt.wantCode, tt.want)
 		}
 	}
-	_, _, body := fetch(t, srv.URL+"/debug/maps")
+	_, _, body := fetch(t, adm.URL+"/debug/maps")
 	if strings.Contains(string(body), "s3cr3t") {
 		t.Errorf("/debug/maps shows the token: %s", body)
 	}
-	var index struct{ Endpoints []string }
-	_, _, body = fetch(t, srv.URL+"/")
-	if err := json.Unmarshal(body, &index); err != nil || len(index.Endpoints) != len(controlEndpoints) {
-		t.Errorf("index page %s (%v), want the endpoints", body, err)
+	for _, page := range []struct {
+		url  string
+		want []string
+	}{{control.URL, controlEndpoints}, {adm.URL, adminEndpoints}} {
+		var index struct{ Endpoints []string }
+		_, _, body = fetch(t, page.url+"/")
+		if err := json.Unmarshal(body, &index); err != nil || len(index.Endpoints) != len(page.want) {
+			t.Errorf("index page %s (%v), want the endpoints", body, err)
+		}
 	}
 }

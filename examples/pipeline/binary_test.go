@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,22 +27,49 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// binary builds the pipeline binary once for the tests of this file.
+var binary = sync.OnceValues(func() (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("go is not on PATH: cannot build the binary")
+	}
+	dir, err := os.MkdirTemp("", "pipeline-binary")
+	if err != nil {
+		return "", err
+	}
+	binaryDir = dir
+	bin := filepath.Join(dir, "pipeline")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// binaryDir is where binary built it; TestMain removes it.
+var binaryDir string
+
+// buildBinary returns the binary, or skips the test when it cannot be
+// built here.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, err := binary()
+	if err != nil {
+		if strings.Contains(err.Error(), "not on PATH") {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // TestBinary builds the real binary, runs it with its defaults but free
 // ports, sends requests, and stops it with SIGTERM, and once more with
 // SIGINT (Ctrl-C).
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: cannot build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "pipeline")
-	build := exec.Command(goBin, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			// A port found free can be taken by another test before the
@@ -58,8 +87,8 @@ func TestBinary(t *testing.T) {
 // stops it with sig and checks that it exits with code 0 within 5 s. It
 // returns false, failing nothing, when the binary could not bind a port.
 func runBinary(t *testing.T, bin string, sig syscall.Signal) bool {
-	gw, ctl := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-lease", "1s", "-log-level", "warn")
+	gw, ctl, adm := freeAddr(t), freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-admin-addr", adm, "-lease", "1s", "-log-level", "warn")
 	cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN=binary-test-token")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -115,7 +144,7 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) bool {
 			t.Fatalf("demo route not resolved to two backends after 60s; output so far: %q\nstderr:\n%s", banner, stderr.String())
 		}
 	}
-	for _, want := range []string{"http://" + gw, "http://" + ctl} {
+	for _, want := range []string{"http://" + gw, "http://" + ctl, "http://" + adm} {
 		if !strings.Contains(strings.Join(banner, "\n"), want) {
 			t.Errorf("banner %q lacks %s", banner, want)
 		}
@@ -144,6 +173,9 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) bool {
 	}
 	if code, _, body := get("http://" + ctl + "/readyz"); code != 200 {
 		t.Errorf("/readyz: %d %s", code, body)
+	}
+	if code, _, body := get("http://" + adm + "/debug/maps?limit=0"); code != 200 {
+		t.Errorf("admin /debug/maps: %d %s", code, body)
 	}
 
 	start := time.Now()

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/switchyard-go/switchyard/gateway"
 )
 
 // Route is the spec of a `kind: Route` document: requests whose path starts
@@ -30,7 +35,91 @@ type Route struct {
 	StaticTargets []string `json:"staticTargets,omitempty"`
 	// StripPrefix removes PathPrefix from the path sent upstream.
 	StripPrefix bool `json:"stripPrefix,omitempty"`
+	// Resilience, when set, overrides the gateway's defaults for this
+	// route's requests.
+	Resilience *Resilience `json:"resilience,omitempty"`
 }
+
+// Resilience is how the gateway forwards a route's requests (see
+// gateway.Policy); what is left out keeps the gateway's defaults:
+//
+//	resilience:
+//	  connectTimeout: 1s         # to make a connection to a target
+//	  responseHeaderTimeout: 5s  # from the start of an attempt to the response headers; then 504
+//	  retries: 1                 # GETs (and other idempotent requests without a body) that cannot reach a target; 0: none
+//	  ejectAfter: 3              # failures in a row that set a target aside; 0: never
+//	  ejectFor: 30s              # for how long, doubled each time in a row
+type Resilience struct {
+	ConnectTimeout        Duration `json:"connectTimeout,omitempty"`
+	ResponseHeaderTimeout Duration `json:"responseHeaderTimeout,omitempty"`
+	Retries               *int     `json:"retries,omitempty"`
+	EjectAfter            *int     `json:"ejectAfter,omitempty"`
+	EjectFor              Duration `json:"ejectFor,omitempty"`
+}
+
+// Validate reports the first problem that makes r unusable.
+func (r *Resilience) Validate() error {
+	for _, d := range []struct {
+		name string
+		d    Duration
+	}{{"connectTimeout", r.ConnectTimeout}, {"responseHeaderTimeout", r.ResponseHeaderTimeout}, {"ejectFor", r.EjectFor}} {
+		if d.d < 0 {
+			return fmt.Errorf("resilience.%s %v must not be negative", d.name, time.Duration(d.d))
+		}
+	}
+	if r.Retries != nil && *r.Retries < 0 {
+		return fmt.Errorf("resilience.retries %d must not be negative", *r.Retries)
+	}
+	if r.EjectAfter != nil && *r.EjectAfter < 0 {
+		return fmt.Errorf("resilience.ejectAfter %d must not be negative", *r.EjectAfter)
+	}
+	return nil
+}
+
+// Policy is r as a gateway.Policy: zero keeps the gateway's default, and
+// an explicit 0 retries or ejectAfter turns them off.
+func (r *Resilience) Policy() gateway.Policy {
+	if r == nil {
+		return gateway.Policy{}
+	}
+	p := gateway.Policy{
+		ConnectTimeout:        time.Duration(r.ConnectTimeout),
+		ResponseHeaderTimeout: time.Duration(r.ResponseHeaderTimeout),
+		EjectFor:              time.Duration(r.EjectFor),
+	}
+	if r.Retries != nil {
+		p.Retries = cmp.Or(*r.Retries, -1)
+	}
+	if r.EjectAfter != nil {
+		p.EjectAfter = cmp.Or(*r.EjectAfter, -1)
+	}
+	return p
+}
+
+// Duration is a time.Duration written as in Go ("1.5s", "300ms").
+type Duration time.Duration
+
+// UnmarshalJSON reads "1.5s" (or a number of nanoseconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("duration %s: want a string such as \"1.5s\"", b)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as "1.5s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
 // Validate reports the first problem that makes r unusable.
 func (r *Route) Validate() error {
@@ -51,6 +140,9 @@ func (r *Route) Validate() error {
 		if err := checkTargetURL(t); err != nil {
 			return fmt.Errorf("staticTargets[%d]: %w", i, err)
 		}
+	}
+	if r.Resilience != nil {
+		return r.Resilience.Validate()
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchyard-go/switchyard/admin"
 	"github.com/switchyard-go/switchyard/discovery"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/provider/registry"
 )
 
@@ -40,6 +41,7 @@ type e2e struct {
 	dir     string
 	gateway string // base URL
 	control string // base URL
+	admin   string // base URL
 	client  *http.Client
 	out     *syncBuffer
 	done    <-chan error // what the pipeline's run returned
@@ -71,13 +73,15 @@ func launchPipeline(t testing.TB, configure func(*config), setup func(*pipeline)
 	t.Helper()
 	out := newSyncBuffer()
 	cfg := config{
-		GatewayAddr: "127.0.0.1:0",
-		ControlAddr: "127.0.0.1:0",
-		Demo:        true,
-		Lease:       300 * time.Millisecond,
-		Wait:        100 * time.Millisecond,
-		LogLevel:    slog.LevelError,
-		Token:       testToken,
+		GatewayAddr:   "127.0.0.1:0",
+		ControlAddr:   "127.0.0.1:0",
+		AdminAddr:     "127.0.0.1:0",
+		ShutdownGrace: 5 * time.Second,
+		Demo:          true,
+		Lease:         300 * time.Millisecond,
+		Wait:          100 * time.Millisecond,
+		LogLevel:      slog.LevelError,
+		Token:         testToken,
 	}
 	configure(&cfg)
 	p, err := newPipeline(cfg, out)
@@ -125,7 +129,7 @@ func (e *e2e) waitReady() {
 
 // urls sets the base URLs, once the servers listen.
 func (e *e2e) urls() {
-	e.gateway, e.control = "http://"+e.p.gateway.Addr(), "http://"+e.p.control.Addr()
+	e.gateway, e.control, e.admin = "http://"+e.p.gateway.Addr(), "http://"+e.p.control.Addr(), "http://"+e.p.admin.Addr()
 }
 
 type reply struct {
@@ -519,7 +523,15 @@ func TestEndToEnd(t *testing.T) {
 		if r := e.do("GET", e.control+"/readyz", "", "", nil); r.status != 200 || r.body["ready"] != true {
 			t.Errorf("/readyz: %d %s", r.status, r.raw)
 		}
-		r := e.do("GET", e.control+"/debug/maps", "", "", nil)
+		for _, path := range []string{"/debug/maps", "/debug/runners", "/debug/pprof/", "/metrics"} {
+			if r := e.do("GET", e.control+path, "", "", nil); r.status != 404 {
+				t.Errorf("the control listener serves %s: %d", path, r.status)
+			}
+			if r := e.do("GET", e.gateway+path, "", "", nil); r.status != 404 {
+				t.Errorf("the gateway serves %s: %d %s", path, r.status, r.raw)
+			}
+		}
+		r := e.do("GET", e.admin+"/debug/maps", "", "", nil)
 		for _, name := range []string{`"routes"`, `"instances"`, `"discovery"`, `"routeTable"`, `"connections"`, `"runners"`} {
 			if r.status != 200 || !strings.Contains(r.raw, name) {
 				t.Errorf("/debug/maps lacks %s: %d", name, r.status)
@@ -528,20 +540,22 @@ func TestEndToEnd(t *testing.T) {
 		if strings.Contains(r.raw, testToken) {
 			t.Error("/debug/maps shows the token")
 		}
-		metrics := e.do("GET", e.control+"/metrics", "", "", nil)
-		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 6`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`} {
+		metrics := e.do("GET", e.admin+"/metrics", "", "", nil)
+		for _, want := range []string{`switchyard_map_entries{map="routeTable"} 6`, `switchyard_message_updates_total{message="routeTable",runner="gateway"}`,
+			`switchyard_gateway_requests_total{code="2xx",route="petstore"}`, `switchyard_gateway_request_duration_seconds_bucket{code="2xx",route="petstore",le="0.1"}`,
+			`switchyard_registry_refusals_total{reason="auth_failure"}`} {
 			if metrics.status != 200 || !strings.Contains(metrics.raw, want) {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
-		r = e.do("GET", e.control+"/debug/runners", "", "", nil)
-		for _, name := range []string{"config", "registry", "routing", "pool", "gateway", "control"} {
+		r = e.do("GET", e.admin+"/debug/runners", "", "", nil)
+		for _, name := range []string{"config", "registry", "routing", "pool", "gateway", "control", "admin"} {
 			if s, _ := r.body[name].(map[string]any); r.status != 200 || s["phase"] != "ready" {
 				t.Errorf("/debug/runners: %s is not listed as ready: %d %s", name, r.status, r.raw)
 			}
 		}
 		var tables []admin.MapInfo
-		r = e.do("GET", e.control+"/debug/maps?map=routeTable", "", "", nil)
+		r = e.do("GET", e.admin+"/debug/maps?map=routeTable", "", "", nil)
 		if err := json.Unmarshal([]byte(r.raw), &tables); err != nil || len(tables) != 1 || !tables[0].Initialized || tables[0].Entries != 6 || len(tables[0].Contents) != 6 {
 			t.Errorf("/debug/maps?map=routeTable: %d %s, want the initialized table of 6 routes", r.status, r.raw)
 		}
@@ -593,4 +607,32 @@ func TestShutdownLeavesNoGoroutine(t *testing.T) {
 	in.srv.Close()
 	e.client.CloseIdleConnections()
 	goleak.VerifyNone(t, ignore)
+}
+
+// One dead and one live instance registered with the registry, both
+// heartbeating: 20 of 20 GETs succeed; those that meet the dead one first
+// are retried on the live one, until the dead one is ejected.
+func TestDeadAndLiveInstances(t *testing.T) {
+	e := startPipeline(t, map[string]string{"routes.yaml": "kind: Route\nmetadata:\n  name: resilient\nspec:\n  pathPrefix: /resilient\n  serviceId: resilient\n"})
+	e.register("resilient", "live")
+	dead := e.register("resilient", "dead")
+	dead.srv.Close() // it goes on heartbeating: the registry sees it connected
+	e.waitFor("both instances routed", "/resilient", func(reply) bool {
+		r, ok := e.p.table.Load("resilient")
+		return ok && len(r.Targets) == 2
+	})
+	retried := 0
+	for i := range 20 {
+		r := e.get("/resilient/x")
+		if r.status != 200 || r.body["backend"] != "live" {
+			t.Fatalf("GET %d: %d %s", i, r.status, r.raw)
+		}
+		if r.header.Get(gateway.HeaderRetries) == "1" {
+			retried++
+		}
+	}
+	t.Logf("20 of 20 GETs succeeded; %d retried on the live instance", retried)
+	if retried == 0 || retried > gateway.DefaultEjectAfter {
+		t.Errorf("%d GETs retried, want between 1 and %d (the dead instance is ejected after %d failures)", retried, gateway.DefaultEjectAfter, gateway.DefaultEjectAfter)
+	}
 }

@@ -27,7 +27,20 @@ func (p *pipeline) events(ctx context.Context) error {
 	seenInstances := map[string]*registry.Instance{}
 	seenRoutes := map[string]*RouteEntry{}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() { // say how many instance lines were left out, once a second
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				p.reportSuppressed(now)
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		message.HandleSubscription(ctx, message.Loop{Message: "instances"}, p.registry.Instances().Subscribe(ctx),
@@ -52,23 +65,66 @@ func (p *pipeline) printf(format string, args ...any) {
 	fmt.Fprintf(p.out, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
 }
 
+// maxInstanceLines bounds the instance lines printed per second: under
+// churn (thousands of instances coming and going) a line for each would
+// bury everything else, and cost more than the churn itself.
+const maxInstanceLines = 10
+
 func (p *pipeline) instanceEvent(seen map[string]*registry.Instance, u watchable.Update[string, *registry.Instance]) {
 	prev, had := seen[u.Key]
 	if u.Delete {
 		delete(seen, u.Key)
-		p.printf("instance removed      %s %s:%d (%s)", u.Value.ServiceID, u.Value.Address, u.Value.Port, u.Key)
+		p.instanceLine("instance removed      %s %s:%d (%s)", u.Value.ServiceID, u.Value.Address, u.Value.Port, u.Key)
 		return
 	}
 	i := u.Value
 	seen[u.Key] = i
 	switch {
 	case !had:
-		p.printf("instance registered   %s %s://%s:%d (%s)", i.ServiceID, i.Protocol, i.Address, i.Port, u.Key)
+		p.instanceLine("instance registered   %s %s://%s:%d (%s)", i.ServiceID, i.Protocol, i.Address, i.Port, u.Key)
 	case prev.Connected && !i.Connected:
-		p.printf("instance disconnected %s %s:%d (%s): lease expired or socket closed", i.ServiceID, i.Address, i.Port, u.Key)
+		p.instanceLine("instance disconnected %s %s:%d (%s): lease expired or socket closed", i.ServiceID, i.Address, i.Port, u.Key)
 	case !prev.Connected && i.Connected:
-		p.printf("instance reconnected  %s %s:%d (%s)", i.ServiceID, i.Address, i.Port, u.Key)
+		p.instanceLine("instance reconnected  %s %s:%d (%s)", i.ServiceID, i.Address, i.Port, u.Key)
 	}
+}
+
+// instanceLine prints an instance line, unless maxInstanceLines were
+// printed in the current second already; those left out are counted.
+func (p *pipeline) instanceLine(format string, args ...any) {
+	p.lines.mu.Lock()
+	now := time.Now()
+	if now.Sub(p.lines.window) >= time.Second {
+		p.lines.window, p.lines.printed = now, 0
+	}
+	if p.lines.printed >= maxInstanceLines {
+		p.lines.suppressed++
+		p.lines.mu.Unlock()
+		return
+	}
+	p.lines.printed++
+	p.lines.mu.Unlock()
+	p.printf(format, args...)
+}
+
+// reportSuppressed prints how many instance lines were left out since the
+// last report, if any.
+func (p *pipeline) reportSuppressed(time.Time) {
+	p.lines.mu.Lock()
+	n := p.lines.suppressed
+	p.lines.suppressed = 0
+	p.lines.mu.Unlock()
+	if n > 0 {
+		p.printf("instance events       %d more not shown (at most %d lines a second); the admin address's /debug/maps?map=instances lists the instances", n, maxInstanceLines)
+	}
+}
+
+// instanceLines is the state of the instance lines' rate limit.
+type instanceLines struct {
+	mu         sync.Mutex
+	window     time.Time // the start of the current second
+	printed    int       // in the current second
+	suppressed int       // since the last report
 }
 
 func (p *pipeline) routeEvent(seen map[string]*RouteEntry, u watchable.Update[string, *RouteEntry]) {
@@ -114,12 +170,13 @@ func (p *pipeline) announce(ctx context.Context) error {
 // banner is the text printed once the pipeline is ready: the addresses,
 // the token, and commands that work when pasted into a shell.
 func (p *pipeline) banner() string {
-	gw, ctl := p.gateway.Addr(), p.control.Addr()
+	gw, ctl, adm := p.gateway.Addr(), p.control.Addr(), p.admin.Addr()
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("switchyard pipeline ready")
 	line("  gateway        http://%s", gw)
-	line("  control plane  http://%s  (registry /v1/ and /ws/, /healthz, /readyz, /metrics, /debug/maps, /debug/runners, /debug/pprof/)", ctl)
+	line("  control plane  http://%s  (the registry's API /v1/ and /ws/, /healthz, /readyz)", ctl)
+	line("  admin          http://%s  (operators only: /debug/maps, /debug/runners, /metrics, /debug/pprof/)", adm)
 	if p.cfg.ConfigDir == "" {
 		line("  config         embedded (run with -config DIR to use files you can edit)")
 	} else {
@@ -152,7 +209,7 @@ func (p *pipeline) banner() string {
 		line("  curl -i %s%s/    # routed to it once registered", gw, strings.TrimSuffix(prefix, "/"))
 	}
 	line("  curl -X PUT %s/v1/services/RUNTIME_INSTANCE_ID/heartbeat -H \"Authorization: Bearer $SWITCHYARD_TOKEN\"    # within each %v lease", ctl, p.cfg.Lease)
-	line("  curl %s/debug/maps", ctl)
+	line("  curl %s/debug/maps", adm)
 	return b.String()
 }
 

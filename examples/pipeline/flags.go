@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/provider/registry"
 )
 
@@ -20,6 +21,12 @@ import (
 type config struct {
 	GatewayAddr string
 	ControlAddr string
+	// AdminAddr serves the operators' pages: maps, runners, metrics and
+	// profiles, never on the listener that registrations use.
+	AdminAddr string
+	// ShutdownGrace is how long requests in flight may take to finish
+	// once the pipeline is told to stop.
+	ShutdownGrace time.Duration
 	// ConfigDir is the directory of Route and DirectRegistry files; empty
 	// means the configuration embedded in the binary.
 	ConfigDir string
@@ -40,6 +47,10 @@ type config struct {
 	// configFS, when set (by tests), is read once for the configuration,
 	// instead of ConfigDir or the embedded files.
 	configFS fs.FS
+	// registryLimits and serverOptions, set by tests, tune the registry and
+	// every server (shorter timeouts, say).
+	registryLimits registry.Limits
+	serverOptions  []httpserver.Option
 }
 
 const usage = `Usage: pipeline [flags]
@@ -70,7 +81,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		fmt.Fprint(stderr, envUsage)
 	}
 	fs.StringVar(&cfg.GatewayAddr, "gateway-addr", "127.0.0.1:8080", "gateway (reverse proxy) listen `address`")
-	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen `address`: registry API, health, metrics, debug pages")
+	fs.StringVar(&cfg.ControlAddr, "control-addr", "127.0.0.1:9090", "control plane listen `address`: the registry's API, /healthz and /readyz")
+	fs.StringVar(&cfg.AdminAddr, "admin-addr", "127.0.0.1:9091", "admin listen `address`, for operators only: /debug/maps, /debug/runners, /metrics, /debug/pprof/")
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", httpserver.DefaultShutdownGrace, "how long requests in flight may take to finish after SIGTERM or Ctrl-C")
 	fs.StringVar(&cfg.ConfigDir, "config", "", "`directory` of Route and DirectRegistry files, watched for changes (default: the embedded demo configuration)")
 	demo := fs.Bool("demo", false, "start two in-process petstore backends that register themselves (default true when -config is not set; -demo=false turns them off)")
 	fs.DurationVar(&cfg.Lease, "lease", registry.DefaultLease, "registry lease: an instance that misses heartbeats this long is disconnected, and removed after three")
@@ -100,15 +113,21 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if cfg.Wait < 0 {
 		return cfg, fmt.Errorf("-wait %v: must not be negative", cfg.Wait)
 	}
+	if cfg.ShutdownGrace < 0 {
+		return cfg, fmt.Errorf("-shutdown-grace %v: must not be negative", cfg.ShutdownGrace)
+	}
 	// Checked here rather than when the servers start, so that a typo is a
 	// usage error (exit code 2) reported before anything runs.
-	for _, a := range []struct{ flag, addr string }{{"-gateway-addr", cfg.GatewayAddr}, {"-control-addr", cfg.ControlAddr}} {
+	addrs := []struct{ flag, addr string }{{"-gateway-addr", cfg.GatewayAddr}, {"-control-addr", cfg.ControlAddr}, {"-admin-addr", cfg.AdminAddr}}
+	for i, a := range addrs {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return cfg, fmt.Errorf("%s %q: want host:port, such as 127.0.0.1:8080", a.flag, a.addr)
 		}
-	}
-	if cfg.GatewayAddr == cfg.ControlAddr && !strings.HasSuffix(cfg.GatewayAddr, ":0") {
-		return cfg, fmt.Errorf("-gateway-addr and -control-addr are both %s: they need different ports", cfg.GatewayAddr)
+		for _, b := range addrs[:i] {
+			if a.addr == b.addr && !strings.HasSuffix(a.addr, ":0") {
+				return cfg, fmt.Errorf("%s and %s are both %s: they need different ports", b.flag, a.flag, a.addr)
+			}
+		}
 	}
 	if cfg.ConfigDir != "" {
 		if st, err := os.Stat(cfg.ConfigDir); err != nil {

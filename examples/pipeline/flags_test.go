@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -24,19 +27,22 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{"defaults", nil, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", AdminAddr: "127.0.0.1:9091", ShutdownGrace: 15 * time.Second, Demo: true, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
 		{"config dir turns the demo off", []string{"-config", dir}, map[string]string{"SWITCHYARD_TOKEN": "t", "SWITCHYARD_DISCOVERY_TOKEN": "d"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", ConfigDir: dir, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t", DiscoveryToken: "d"}, false},
-		{"explicit demo with a config dir", []string{"-config", dir, "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: ":1", ControlAddr: ":2", ConfigDir: dir, Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", AdminAddr: "127.0.0.1:9091", ShutdownGrace: 15 * time.Second, ConfigDir: dir, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t", DiscoveryToken: "d"}, false},
+		{"explicit demo with a config dir", []string{"-config", dir, "-demo", "-lease", "1s", "-log-level", "debug", "-gateway-addr", ":1", "-control-addr", ":2", "-admin-addr", ":3", "-shutdown-grace", "5s"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
+			config{GatewayAddr: ":1", ControlAddr: ":2", AdminAddr: ":3", ShutdownGrace: 5 * time.Second, ConfigDir: dir, Demo: true, Lease: time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelDebug, Token: "t"}, false},
 		{"demo off", []string{"-demo=false"}, map[string]string{"SWITCHYARD_TOKEN": "t"},
-			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
+			config{GatewayAddr: "127.0.0.1:8080", ControlAddr: "127.0.0.1:9090", AdminAddr: "127.0.0.1:9091", ShutdownGrace: 15 * time.Second, Lease: 15 * time.Second, Wait: 2 * time.Second, LogLevel: slog.LevelWarn, Token: "t"}, false},
 		{"bad log level", []string{"-log-level", "loud"}, nil, config{}, true},
 		{"bad lease", []string{"-lease", "0s"}, nil, config{}, true},
 		{"negative wait", []string{"-wait", "-1s"}, nil, config{}, true},
 		{"gateway address without port", []string{"-gateway-addr", "localhost"}, nil, config{}, true},
 		{"control address without port", []string{"-control-addr", "9090"}, nil, config{}, true},
 		{"same address twice", []string{"-gateway-addr", "127.0.0.1:7000", "-control-addr", "127.0.0.1:7000"}, nil, config{}, true},
+		{"admin on the control address", []string{"-admin-addr", "127.0.0.1:9090"}, nil, config{}, true},
+		{"admin address without port", []string{"-admin-addr", "x"}, nil, config{}, true},
+		{"negative shutdown grace", []string{"-shutdown-grace", "-1s"}, nil, config{}, true},
 		{"missing config directory", []string{"-config", filepath.Join(dir, "nope")}, nil, config{}, true},
 		{"config file instead of directory", []string{"-config", file}, nil, config{}, true},
 		{"unknown flag", []string{"-nope"}, nil, config{}, true},
@@ -48,8 +54,8 @@ func TestParseFlags(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("parseFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
 			}
-			if !tt.wantErr && got != tt.want {
-				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(config{})); !tt.wantErr && diff != "" {
+				t.Errorf("parseFlags(%q) (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}

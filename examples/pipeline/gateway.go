@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,8 +16,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/switchyard-go/switchyard/discovery"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -35,9 +35,13 @@ type transportSource interface {
 	Transport(id string) http.RoundTripper
 }
 
+var _ runner.Drainer = (*Gateway)(nil)
+
 // Gateway is the HTTP reverse proxy: a runner that serves on ListenAddr
 // and follows the route table. Requests go to the route with the longest
-// matching path prefix, round-robin over its targets.
+// matching path prefix, round-robin over its targets, through a
+// gateway.Proxy: within timeouts, retried on another target when they
+// cannot reach theirs, away from targets that keep failing.
 type Gateway struct {
 	// ListenAddr is the address to listen on (host:port; port 0 picks one,
 	// which Addr reports).
@@ -49,18 +53,25 @@ type Gateway struct {
 	// waits for one to appear before failing with 503 (default 2s).
 	Wait time.Duration
 	// Pool, when set, provides the transports of discovered targets; other
-	// targets use Fallback.
+	// targets use the proxy's own.
 	Pool transportSource
-	// Fallback is the transport for targets the pool does not know
-	// (default: a clone of http.DefaultTransport).
-	Fallback http.RoundTripper
+	// Policy is the default of every route; a route's resilience settings
+	// override it (see Resilience).
+	Policy gateway.Policy
 	// Logger receives operational logs (default: slog.Default()).
 	Logger *slog.Logger
 	// Metrics, when set, records the route table subscription's metrics.
 	Metrics *message.Metrics
-	// ShutdownGrace bounds how long requests in flight may take to finish
-	// once the gateway is stopped (default httpserver.DefaultShutdownGrace).
-	ShutdownGrace time.Duration
+	// RequestMetrics, when set, records every answer per route and status
+	// class, and retries, ejections and upstream failures.
+	RequestMetrics *gateway.Metrics
+	// ServerOptions configure the gateway's httpserver.Server (limits,
+	// shutdown grace).
+	ServerOptions []httpserver.Option
+	// Own lists addresses (host:port) of the program's own listeners: a
+	// route whose target is one of them answers 503 instead of sending
+	// requests to the program itself (the admin listener, say).
+	Own func() []string
 
 	once       sync.Once
 	srv        *httpserver.Server
@@ -68,8 +79,7 @@ type Gateway struct {
 	tableReady chan struct{}
 	markReady  func() // closes tableReady, once
 	routes     atomic.Pointer[routeSet]
-	turns      sync.Map // route name -> *discovery.RoundRobin, survives table changes
-	proxy      *httputil.ReverseProxy
+	proxy      *gateway.Proxy
 }
 
 // routeSet is one immutable version of the route table, ordered for
@@ -123,27 +133,33 @@ func (g *Gateway) init() {
 		if g.Logger == nil {
 			g.Logger = slog.Default()
 		}
-		if g.Fallback == nil {
-			g.Fallback = newUpstreamTransport()
+		opts := []gateway.Option{
+			gateway.WithPolicy(g.Policy),
+			gateway.WithLogger(g.Logger.With("runner", g.Name())),
+			gateway.WithMetrics(g.RequestMetrics),
 		}
-		g.proxy = &httputil.ReverseProxy{
-			Rewrite:        g.rewrite,
-			Transport:      roundTripFunc(g.roundTrip),
-			ModifyResponse: g.modifyResponse,
-			ErrorHandler:   g.proxyError,
-			BufferPool:     bufferPool{},
-			ErrorLog:       slog.NewLogLogger(g.Logger.With("runner", g.Name()).Handler(), slog.LevelDebug),
+		if g.Pool != nil {
+			opts = append(opts, gateway.WithTransport(func(t discovery.Target) http.RoundTripper {
+				if t.Instance == "" {
+					return nil // a direct or static target: the proxy's own transport
+				}
+				return g.Pool.Transport(t.Instance)
+			}))
 		}
-		opts := []httpserver.Option{httpserver.WithLogger(g.Logger)}
-		if g.ShutdownGrace != 0 {
-			opts = append(opts, httpserver.WithShutdownGrace(g.ShutdownGrace))
-		}
-		g.srv = httpserver.New(g.Name(), g.ListenAddr, g, opts...)
+		g.proxy = gateway.New(g.resolve, opts...)
+		g.srv = httpserver.New(g.Name(), g.ListenAddr, g.proxy, append([]httpserver.Option{httpserver.WithLogger(g.Logger)}, g.ServerOptions...)...)
 	})
 }
 
 // Name implements runner.Runner.
 func (g *Gateway) Name() string { return "gateway" }
+
+// ShutdownGrace implements runner.Drainer: the grace of its server, so
+// that the runner group waits for the requests in flight.
+func (g *Gateway) ShutdownGrace() time.Duration {
+	g.init()
+	return g.srv.ShutdownGrace()
+}
 
 // Ready implements runner.Readier: closed once the gateway listens and
 // routes by the initialized route table.
@@ -158,10 +174,17 @@ func (g *Gateway) Addr() string {
 	return g.srv.Addr()
 }
 
+// ServeHTTP routes one request (what the gateway's server serves).
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.init()
+	g.proxy.ServeHTTP(w, r)
+}
+
 // Run implements runner.Runner: it serves until ctx is done, then shuts
 // down gracefully.
 func (g *Gateway) Run(ctx context.Context) error {
 	g.init()
+	defer g.proxy.CloseIdleConnections()
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return g.srv.Run(ctx) })
 	eg.Go(func() error {
@@ -190,54 +213,11 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return eg.Wait()
 }
 
-// target is what the handler decided for one request, passed to the proxy
-// through the request context.
-type target struct {
-	route    *RouteEntry
-	url      *url.URL
-	instance string // runtimeInstanceId of a discovered target, else ""
-}
-
-type targetKey struct{}
-
-// ServeHTTP routes one request.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.init()
-	route, chosen, err := g.pick(r.Context(), r.URL.Path)
-	if route != nil {
-		// Also on a 503: knowing which route matched is half the diagnosis.
-		w.Header().Set(HeaderRoute, route.Name)
-		w.Header().Set(HeaderSource, string(route.Source))
-	}
-	if err != nil {
-		var he *httpError
-		if errors.As(err, &he) {
-			writeJSONError(w, he.status, he.body)
-		}
-		return
-	}
-	u, err := url.Parse(chosen.URL)
-	if err != nil { // routing validated it; be explicit anyway
-		writeJSONError(w, http.StatusBadGateway, map[string]any{"error": "bad target", "route": route.Name, "target": chosen.URL})
-		return
-	}
-	ctx := context.WithValue(r.Context(), targetKey{}, &target{route: route, url: u, instance: chosen.Instance})
-	g.proxy.ServeHTTP(w, r.WithContext(ctx))
-}
-
-// httpError is an answer the gateway gives itself.
-type httpError struct {
-	status int
-	body   map[string]any
-}
-
-func (e *httpError) Error() string { return fmt.Sprint(e.status, e.body) }
-
-// pick finds the route for path and chooses its next target (round-robin
-// per route), waiting up to g.Wait for the route table to be initialized,
-// or for a route without usable targets to get one. It returns the route
-// it matched, if any, also with an error.
-func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, discovery.Target, error) {
+// resolve is the proxy's Resolver: the matching route's targets, or the
+// reason there are none, waiting up to g.Wait for the route table to be
+// initialized, or for a route without usable targets to get one.
+func (g *Gateway) resolve(r *http.Request) (gateway.Upstream, *gateway.Refusal) {
+	path := r.URL.Path
 	var timeout <-chan time.Time
 	for {
 		set := g.routes.Load()
@@ -246,14 +226,25 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, discovery
 			route = set.match(path)
 			switch {
 			case route == nil:
-				return nil, discovery.Target{}, &httpError{http.StatusNotFound, map[string]any{"error": "no route", "path": path}}
+				return gateway.Upstream{}, &gateway.Refusal{Status: http.StatusNotFound, Message: "no route", Body: map[string]any{"path": path}}
 			case route.Error != "":
-				return route, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
-					"error": route.Error, "route": route.Name, "serviceId": route.ServiceID}}
+				return gateway.Upstream{}, g.refusal(route, http.StatusServiceUnavailable, route.Error)
 			case len(route.Targets) > 0:
-				turn, _ := g.turns.LoadOrStore(route.Name, new(discovery.RoundRobin))
-				t, _ := turn.(*discovery.RoundRobin).Pick(route.Targets)
-				return route, t, nil
+				if own := g.ownTarget(route.Targets); own {
+					return gateway.Upstream{}, g.refusal(route, http.StatusServiceUnavailable,
+						"the route's targets include a listener of the gateway's own program: refusing to send requests there")
+				}
+				up := gateway.Upstream{
+					Route:     route.Name,
+					ServiceID: route.ServiceID,
+					Targets:   route.Targets,
+					Policy:    route.Policy,
+					Header:    routeHeader(route),
+				}
+				if route.StripPrefix {
+					up.StripPrefix = route.PathPrefix
+				}
+				return up, nil
 			}
 		}
 		if timeout == nil {
@@ -265,90 +256,68 @@ func (g *Gateway) pick(ctx context.Context, path string) (*RouteEntry, discovery
 		case <-set.changed:
 			continue
 		case <-timeout:
-		case <-ctx.Done():
+		case <-r.Context().Done():
 		}
 		if route == nil { // the table is not initialized
-			return nil, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
-				"error": "the route table is not ready yet", "path": path}}
+			return gateway.Upstream{}, &gateway.Refusal{Status: http.StatusServiceUnavailable,
+				Message: "the route table is not ready yet", Body: map[string]any{"path": path}}
 		}
-		return route, discovery.Target{}, &httpError{http.StatusServiceUnavailable, map[string]any{
-			"error":     fmt.Sprintf("no usable instance of service %q", route.ServiceID),
-			"route":     route.Name,
-			"serviceId": route.ServiceID,
-		}}
+		return gateway.Upstream{}, g.refusal(route, http.StatusServiceUnavailable, fmt.Sprintf("no usable instance of service %q", route.ServiceID))
 	}
 }
 
-func (g *Gateway) rewrite(pr *httputil.ProxyRequest) {
-	t := pr.In.Context().Value(targetKey{}).(*target)
-	if t.route.StripPrefix {
-		pr.Out.URL.Path = stripPrefix(pr.Out.URL.Path, t.route.PathPrefix)
-		if pr.Out.URL.RawPath != "" {
-			pr.Out.URL.RawPath = stripPrefix(pr.Out.URL.RawPath, t.route.PathPrefix)
+// refusal is a 503 (or other) for a route that matched: knowing which
+// route matched is half the diagnosis.
+func (g *Gateway) refusal(route *RouteEntry, status int, msg string) *gateway.Refusal {
+	return &gateway.Refusal{Status: status, Message: msg, Route: route.Name, ServiceID: route.ServiceID, Header: routeHeader(route)}
+}
+
+func routeHeader(route *RouteEntry) http.Header {
+	return http.Header{HeaderRoute: {route.Name}, HeaderSource: {string(route.Source)}}
+}
+
+// ownTarget reports whether a target is a listener of this program.
+func (g *Gateway) ownTarget(targets []discovery.Target) bool {
+	if g.Own == nil {
+		return false
+	}
+	own := g.Own()
+	for _, t := range targets {
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			continue
 		}
-	}
-	pr.SetURL(t.url)
-	pr.SetXForwarded()
-}
-
-func stripPrefix(path, prefix string) string {
-	p := strings.TrimPrefix(path, strings.TrimSuffix(prefix, "/"))
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return p
-}
-
-func (g *Gateway) roundTrip(req *http.Request) (*http.Response, error) {
-	if g.Pool != nil {
-		if t, ok := req.Context().Value(targetKey{}).(*target); ok && t.instance != "" {
-			if rt := g.Pool.Transport(t.instance); rt != nil {
-				return rt.RoundTrip(req)
-			}
+		if slices.ContainsFunc(own, func(a string) bool { return sameEndpoint(a, u.Host) }) {
+			return true
 		}
 	}
-	return g.Fallback.RoundTrip(req)
+	return false
 }
 
-// modifyResponse drops the upstream's own X-Switchyard-* headers, so that
-// only the gateway's (set by ServeHTTP) reach the client.
-func (g *Gateway) modifyResponse(resp *http.Response) error {
-	resp.Header.Del(HeaderRoute)
-	resp.Header.Del(HeaderSource)
-	return nil
-}
-
-func (g *Gateway) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	t := r.Context().Value(targetKey{}).(*target)
-	if r.Context().Err() != nil {
-		return // the client went away; nobody is listening
+// sameEndpoint reports whether a request for host:port target reaches the
+// listener at host:port listener: the same port, at the same address or,
+// for a listener on every address, at a loopback one.
+func sameEndpoint(listener, target string) bool {
+	lh, lp, err1 := net.SplitHostPort(listener)
+	th, tp, err2 := net.SplitHostPort(target)
+	if err1 != nil || err2 != nil || lp != tp {
+		return false
 	}
-	// Debug, not Warn: a dead upstream fails every request sent to it, and
-	// the client already gets the error in the 502 body.
-	g.Logger.Debug("upstream failed", "route", t.route.Name, "target", t.url.String(), "err", err)
-	writeJSONError(w, http.StatusBadGateway, map[string]any{
-		"error":     "upstream failed: " + err.Error(),
-		"route":     t.route.Name,
-		"serviceId": t.route.ServiceID,
-		"target":    t.url.String(),
-	})
+	lip, tip := hostIP(lh), hostIP(th)
+	if lip == nil || tip == nil {
+		return strings.EqualFold(lh, th)
+	}
+	return lip.Equal(tip) || lip.IsUnspecified() && (tip.IsLoopback() || tip.IsUnspecified())
 }
 
-func writeJSONError(w http.ResponseWriter, status int, body map[string]any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+// hostIP is the IP address a host stands for, when it is one or a name
+// that always means one: "" (every address) and localhost.
+func hostIP(host string) net.IP {
+	switch strings.ToLower(host) {
+	case "":
+		return net.IPv4zero
+	case "localhost":
+		return net.IPv4(127, 0, 0, 1)
+	}
+	return net.ParseIP(host)
 }
-
-// bufferPool recycles the proxy's copy buffers across requests.
-type bufferPool struct{}
-
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
-func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

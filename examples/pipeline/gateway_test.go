@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard-go/switchyard/discovery"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -172,11 +173,55 @@ func TestGatewayUpstreamFails(t *testing.T) {
 	if got.status != 502 {
 		t.Errorf("status %d, want 502", got.status)
 	}
-	if got.body["target"] != deadURL || got.body["serviceId"] != "pets" || !strings.HasPrefix(got.body["error"], "upstream failed") {
-		t.Errorf("body %v, want an upstream failure naming %s and pets", got.body, deadURL)
+	want := map[string]string{"error": "upstream unavailable: connection refused", "route": "pets", "serviceId": "pets", "attempts": "1"}
+	if diff := cmp.Diff(want, got.body); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
 	}
 	if got.header.Get(HeaderRoute) != "pets" {
 		t.Errorf("%s = %q, want pets", HeaderRoute, got.header.Get(HeaderRoute))
+	}
+}
+
+// One dead and one live instance: every GET succeeds, those that met the
+// dead one first after a retry; once it failed often enough in a row, it
+// is ejected and no GET needs a retry any more.
+func TestGatewayDeadAndLiveInstances(t *testing.T) {
+	live := echoBackend(t, "live")
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	var table watchable.Map[string, *RouteEntry]
+	table.Store("pets", &RouteEntry{Name: "pets", PathPrefix: "/pets", ServiceID: "pets", Source: SourceDiscovery,
+		Targets: []discovery.Target{{URL: deadURL, Instance: "dead"}, {URL: live.URL, Instance: "live"}}})
+	gw := startGateway(t, &Gateway{Table: table.View(), Policy: gateway.Policy{EjectAfter: 3}})
+	retried := 0
+	for i := range 20 {
+		got := get(t, gw+"/pets")
+		if got.status != 200 || got.body["backend"] != "live" {
+			t.Fatalf("GET %d: %d %v", i, got.status, got.body)
+		}
+		if got.header.Get(gateway.HeaderRetries) != "" {
+			retried++
+		}
+	}
+	if retried != 3 {
+		t.Errorf("%d of 20 GETs were retried, want 3: the dead instance is ejected after 3 failures", retried)
+	}
+}
+
+// A route that points at a listener of the program itself is refused.
+func TestGatewayRefusesItsOwnListeners(t *testing.T) {
+	var table watchable.Map[string, *RouteEntry]
+	g := &Gateway{Table: table.View()}
+	g.Own = func() []string { return []string{"0.0.0.0:1", g.Addr()} }
+	gw := startGateway(t, g)
+	table.Store("loop", &RouteEntry{Name: "loop", PathPrefix: "/loop", ServiceID: "loop", Source: SourceStaticTargets, Targets: targets(gw)})
+	table.Store("admin", &RouteEntry{Name: "admin", PathPrefix: "/admin", ServiceID: "admin", Source: SourceStaticTargets, Targets: targets("http://localhost:1")})
+	for _, path := range []string{"/loop", "/admin"} {
+		eventually(t, path+" refused", func() bool {
+			got := get(t, gw+path)
+			return got.status == 503 && strings.Contains(got.body["error"], "gateway's own program")
+		})
 	}
 }
 
@@ -186,6 +231,10 @@ type countingPool struct {
 	instance string
 	used     atomic.Int64
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func (p *countingPool) Transport(id string) http.RoundTripper {
 	if id != p.instance {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -16,7 +17,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+		if binaryDir != "" {
+			os.RemoveAll(binaryDir)
+		}
+	}))
 }
 
 // startRunner runs r until the test ends, checking then that it stopped

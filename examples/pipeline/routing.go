@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/discovery"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/provider/file"
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/watchable"
@@ -46,6 +47,9 @@ type RouteEntry struct {
 	// each with the runtimeInstanceId of its instance when discovered (the
 	// pool's key); empty when Source is SourceNone.
 	Targets []discovery.Target `json:"targets"`
+	// Policy is how the gateway forwards the route's requests: the route's
+	// resilience settings, whose zero fields keep the gateway's defaults.
+	Policy gateway.Policy `json:"policy,omitzero"`
 	// Error is set for a route whose spec is invalid; the gateway answers
 	// its requests with 503 and this message rather than letting a shorter
 	// prefix take them.
@@ -165,5 +169,6 @@ func resolveRoute(name string, r *Route, direct map[string]string, discovered []
 		discovery.Query{ServiceID: r.ServiceID, EnvTag: r.EnvTag, Protocols: protocols},
 		discovery.Sources{DirectURL: r.DirectURL, DirectURLs: direct, Discovered: discovered, Static: r.StaticTargets})
 	e.Source, e.SourceKey, e.Targets = res.Step, res.Key, res.Targets
+	e.Policy = r.Resilience.Policy()
 	return e
 }

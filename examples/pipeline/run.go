@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/admin"
+	"github.com/switchyard-go/switchyard/gateway"
 	"github.com/switchyard-go/switchyard/httpserver"
 	"github.com/switchyard-go/switchyard/message"
 	"github.com/switchyard-go/switchyard/provider/file"
@@ -24,13 +26,22 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// The servers give requests in flight 3 s to finish when the pipeline
-// stops, the runner group gives its runners 4 s to return, and the 5 s a
-// signal allows (see the binary test) cover both.
+// Shares of the process's connection budget (httpserver.
+// ProcessMaxConnections) per listener: a flood of clients on the gateway
+// leaves room on the control plane, and neither can take the admin
+// listener's few.
 const (
-	shutdownGrace = 3 * time.Second
-	groupGrace    = 4 * time.Second
+	gatewayShare   = 0.7
+	controlShare   = 0.2
+	adminMaxConns  = 64
+	demoMaxConns   = 256
+	minListenConns = 16
 )
+
+// connectionShare returns a listener's share of the process's budget.
+func connectionShare(share float64) int {
+	return max(int(float64(httpserver.ProcessMaxConnections())*share), minListenConns)
+}
 
 // pipeline is the wired program: its components and the maps they talk
 // through. Each component creates the maps it writes and hands out
@@ -49,7 +60,8 @@ type pipeline struct {
 	routing  *translator.Computation[string, *RouteEntry]
 	pool     *Pool
 	gateway  *Gateway
-	control  *httpserver.Server // the control plane: registry API and admin pages
+	control  *httpserver.Server // the control plane: the registry's API, health
+	admin    *httpserver.Server // operators only: maps, runners, metrics, profiles
 	demos    []*DemoBackend
 	metrics  *message.Metrics
 	group    *runner.Group
@@ -57,6 +69,7 @@ type pipeline struct {
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
 	announced chan struct{}
+	lines     instanceLines
 }
 
 // run runs the pipeline until ctx is done.
@@ -71,10 +84,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	p := &pipeline{
-		cfg:       cfg,
-		out:       &lockedWriter{w: stdout},
-		log:       logger,
-		group:     runner.NewGroup(runner.WithLogger(logger), runner.WithGrace(groupGrace)),
+		cfg: cfg,
+		out: &lockedWriter{w: stdout},
+		log: logger,
+		// The servers are runner.Drainers: the group waits for their
+		// shutdown grace, longer than its own.
+		group:     runner.NewGroup(runner.WithLogger(logger)),
 		announced: make(chan struct{}),
 	}
 
@@ -84,6 +99,11 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		registry.WithDiscoveryToken(cfg.DiscoveryToken),
 		registry.WithLease(cfg.Lease),
 		registry.WithLogger(logger.With("runner", "registry")),
+		registry.WithLimits(cfg.registryLimits),
+		// Beyond the control plane's own address, which the registry knows,
+		// no instance may be the gateway (its requests would go round in a
+		// loop) nor the admin listener.
+		registry.WithAddressPolicy(registry.AddressPolicy{DenyEndpoints: endpoints(cfg.GatewayAddr, cfg.AdminAddr)}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create registry: %w", err)
@@ -97,16 +117,32 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	if p.metrics, err = message.NewMetrics(metrics); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
+	requestMetrics, err := gateway.NewMetrics(metrics)
+	if err != nil {
+		return nil, err
+	}
+	if err := registerRegistryCounters(metrics, reg); err != nil {
+		return nil, err
+	}
 
+	serverOpts := func(maxConns int) []httpserver.Option {
+		return append([]httpserver.Option{
+			httpserver.WithLogger(logger),
+			httpserver.WithShutdownGrace(cfg.ShutdownGrace),
+			httpserver.WithMaxConnections(maxConns),
+		}, cfg.serverOptions...)
+	}
 	p.pool = newPool(reg.Snapshots(), logger, p.metrics)
 	p.gateway = &Gateway{
-		ListenAddr:    cfg.GatewayAddr,
-		Table:         p.table,
-		Wait:          cfg.Wait,
-		Pool:          p.pool,
-		Logger:        logger,
-		Metrics:       p.metrics,
-		ShutdownGrace: shutdownGrace,
+		ListenAddr:     cfg.GatewayAddr,
+		Table:          p.table,
+		Wait:           cfg.Wait,
+		Pool:           p.pool,
+		Logger:         logger,
+		Metrics:        p.metrics,
+		RequestMetrics: requestMetrics,
+		ServerOptions:  serverOpts(connectionShare(gatewayShare)),
+		Own:            func() []string { return []string{p.control.Addr(), p.admin.Addr(), p.gateway.Addr()} },
 	}
 
 	maps := admin.NewMaps()
@@ -125,14 +161,15 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		return nil, err
 	}
 	p.control = httpserver.New("control", cfg.ControlAddr,
-		controlHandler(p.group.Status(), maps, metrics, reg.Handler()),
-		httpserver.WithLogger(logger), httpserver.WithShutdownGrace(shutdownGrace))
+		controlHandler(p.group.Status(), reg.Handler()), serverOpts(connectionShare(controlShare))...)
+	p.admin = httpserver.New("admin", cfg.AdminAddr,
+		adminHandler(p.group.Status(), maps, metrics), serverOpts(adminMaxConns)...)
 
 	// No runner is started after another: each waits for the data it
 	// needs (the routing translator for its inputs to be initialized, the
 	// gateway for the route table, a demo backend for the address of the
 	// registry's API), so the order below is only that of the status pages.
-	p.runners = []runner.Runner{p.config, reg, p.routing, p.pool, p.gateway, p.control,
+	p.runners = []runner.Runner{p.config, reg, p.routing, p.pool, p.gateway, p.control, p.admin,
 		runner.Func("events", p.events), runner.Func("announce", p.announce)}
 	if cfg.Demo {
 		for i := range 2 {
@@ -201,6 +238,54 @@ func show[K comparable, V any](maps *admin.Maps, metrics *message.Metrics, name 
 	admin.AddMap(maps, name, m, key)
 	if _, err := metrics.ObserveMap(name, m); err != nil {
 		return fmt.Errorf("observe map %s: %w", name, err)
+	}
+	return nil
+}
+
+// endpoints returns the addresses among addrs that name a port, as the
+// registry's AddressPolicy takes them; those with port 0 are left out,
+// since the port is not known before the server listens.
+func endpoints(addrs ...string) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || port == "0" {
+			continue
+		}
+		if host == "" || host == "localhost" {
+			host = "0.0.0.0" // every address of the host
+		}
+		if ap, err := netip.ParseAddrPort(net.JoinHostPort(host, port)); err == nil {
+			out = append(out, ap)
+		}
+	}
+	return out
+}
+
+// registerRegistryCounters makes the registry's refusal counters visible
+// in the metrics.
+func registerRegistryCounters(metrics prometheus.Registerer, reg *registry.Registry) error {
+	counters := []struct {
+		reason string
+		read   func(registry.Counters) uint64
+	}{
+		{"auth_failure", func(c registry.Counters) uint64 { return c.AuthFailures }},
+		{"forbidden", func(c registry.Counters) uint64 { return c.Forbidden }},
+		{"auth_timeout", func(c registry.Counters) uint64 { return c.AuthTimeouts }},
+		{"limit", func(c registry.Counters) uint64 { return c.LimitRefusals }},
+		{"invalid_input", func(c registry.Counters) uint64 { return c.InvalidInput }},
+	}
+	var errs []error
+	for _, c := range counters {
+		read := c.read
+		errs = append(errs, metrics.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "switchyard_registry_refusals_total",
+			Help:        "Requests and calls the registry refused, by reason (auth_timeout ones are auth_failure ones too).",
+			ConstLabels: prometheus.Labels{"reason": c.reason},
+		}, func() float64 { return float64(read(reg.Counters())) })))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("register the registry's counters: %w", err)
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func (r *Registry) authFailed(f refusal) {
 // address policy.
 func (r *Registry) forbidden(f refusal) {
 	r.counts.forbidden.Add(1)
-	r.forbidLog.log(r.cfg.logger, "refused a request the token may not make", f)
+	r.forbidLog.log(r.cfg.logger, "refused a request: forbidden", f)
 }
 
 // limitReached counts and logs a refusal by a cap of Limits.

@@ -187,7 +187,7 @@ func (r *Registry) handleRegister(w http.ResponseWriter, req *http.Request) {
 		writeFieldError(w, http.StatusForbidden, ferr)
 		return
 	}
-	id, err := r.store.register(reg, nil)
+	id, err := r.register(reg, nil)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		r.limitReached(httpRefusal(req, err.Error()))
@@ -342,11 +342,14 @@ func (r *Registry) addWatcher() (done func(), ok bool) {
 }
 
 // watch calls send with the JSON of the merged snapshot for k at once and
-// after every change to it, until ctx ends or send fails. Changes that
-// arrive while send is busy are coalesced: the next call gets the newest
-// snapshot. ping, if not nil, is called every keepAlive. The data passed to
-// send is shared with other watchers and must not be modified.
-func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Duration, send func(data []byte) error, ping func() error) error {
+// after every change to it, until ctx ends or send fails; with delta, every
+// event after the first is instead the JSON of a DiscoveryDelta from the
+// previous event (snapshot false), and changes that no node shows send
+// nothing. Changes that arrive while send is busy are coalesced: the next
+// event carries the newest state. ping, if not nil, is called every
+// keepAlive. The data passed to send is shared with other watchers and
+// must not be modified.
+func (r *Registry) watch(ctx context.Context, k DiscoveryKey, delta bool, keepAlive time.Duration, send func(data []byte, snapshot bool) error, ping func() error) error {
 	// A subset subscription wakes only for changes to matching snapshots,
 	// so every wake-up is news for this watcher.
 	sub := r.Snapshots().SubscribeSubset(ctx, func(sk DiscoveryKey, _ *DiscoverySnapshot) bool { return k.matches(sk) })
@@ -356,6 +359,8 @@ func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Dur
 		defer tick.Stop()
 		tickC = tick.C
 	}
+	var sent []*DiscoverySnapshot // what the watcher has, for deltas
+	first := true
 	for {
 		select {
 		case snap, ok := <-sub:
@@ -365,13 +370,23 @@ func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Dur
 				}
 				return ErrNotRunning
 			}
-			data, err := r.encodings.encode(k, snap.State)
+			parts := partsOf(snap.State)
+			var data []byte
+			var err error
+			if first || !delta {
+				data, err = r.encodings.encode(k, snap.State)
+			} else {
+				data, err = r.deltas.encode(k, sent, parts)
+			}
 			if err != nil {
 				return err
 			}
-			if err := send(data); err != nil {
-				return err
+			if data != nil {
+				if err := send(data, first || !delta); err != nil {
+					return err
+				}
 			}
+			sent, first = parts, false
 		case <-tickC:
 			if err := ping(); err != nil {
 				return err
@@ -382,6 +397,7 @@ func (r *Registry) watch(ctx context.Context, k DiscoveryKey, keepAlive time.Dur
 
 var (
 	sseEvent     = []byte("event: snapshot\ndata: ")
+	sseDelta     = []byte("event: delta\ndata: ")
 	sseEnd       = []byte("\n\n")
 	sseKeepAlive = []byte(": keepalive\n\n")
 )
@@ -390,7 +406,13 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	if !r.admitDiscovery(w, req) {
 		return
 	}
-	k, ferr := r.parseQuery(req.URL.Query())
+	q := req.URL.Query()
+	delta, ferr := takeDelta(q)
+	if ferr != nil {
+		r.badInput(w, http.StatusBadRequest, ferr)
+		return
+	}
+	k, ferr := r.parseQuery(q)
 	if ferr != nil {
 		r.badInput(w, http.StatusBadRequest, ferr)
 		return
@@ -419,7 +441,32 @@ func (r *Registry) handleWatch(w http.ResponseWriter, req *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	_ = r.watch(ctx, k, r.cfg.limits.KeepAlive,
-		func(data []byte) error { return write(sseEvent, data, sseEnd) },
+	_ = r.watch(ctx, k, delta, r.cfg.limits.KeepAlive,
+		func(data []byte, snapshot bool) error {
+			if snapshot {
+				return write(sseEvent, data, sseEnd)
+			}
+			return write(sseDelta, data, sseEnd)
+		},
 		func() error { return write(sseKeepAlive) })
+}
+
+// takeDelta removes the delta parameter of a watch from q and returns it:
+// true, false (the default), 1 or 0.
+func takeDelta(q url.Values) (bool, *FieldError) {
+	vals, ok := q["delta"]
+	if !ok {
+		return false, nil
+	}
+	delete(q, "delta")
+	if len(vals) != 1 {
+		return false, fieldErr("delta", "delta must be given once")
+	}
+	switch vals[0] {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fieldErr("delta", "delta must be true or false")
 }

@@ -326,7 +326,7 @@ func TestWatchCoalesces(t *testing.T) {
 	done := make(chan error, 1)
 	ctx, cancel := contextWithCancel()
 	go func() {
-		done <- f.r.watch(ctx, DiscoveryKey{ServiceID: "api"}, 0, func(data []byte) error {
+		done <- f.r.watch(ctx, DiscoveryKey{ServiceID: "api"}, false, 0, func(data []byte, _ bool) error {
 			var s DiscoverySnapshot
 			if err := json.Unmarshal(data, &s); err != nil {
 				return err

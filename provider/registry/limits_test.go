@@ -2,6 +2,9 @@ package registry
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -121,4 +124,30 @@ func TestServerShutdownEndsStreams(t *testing.T) {
 		t.Errorf("shutdown took %v: the streams held it", d)
 	}
 	f.srv.Client().CloseIdleConnections()
+}
+
+// Served by an httpserver.Server, a registration whose body does not
+// arrive within the body timeout is answered 408, and changes nothing.
+func TestSlowRegistrationBody(t *testing.T) {
+	f := start(t)
+	srv := httpserver.New("registry-api", "127.0.0.1:0", f.r.Handler(), httpserver.WithBodyTimeout(100*time.Millisecond), httpserver.WithLogger(testLogger(t)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-srv.Ready()
+	c, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/services HTTP/1.1\r\nHost: r\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"serviceId\":", testToken)
+	_ = c.SetReadDeadline(time.Now().Add(waitFor))
+	got, err := io.ReadAll(c)
+	if err != nil || !strings.HasPrefix(string(got), "HTTP/1.1 408") || !strings.Contains(string(got), "not received in time") {
+		t.Errorf("slow registration body: %q (%v), want 408 and the connection closed", got, err)
+	}
+	if f.r.Instances().Len() != 0 {
+		t.Error("a registration whose body never arrived stored an instance")
+	}
 }

@@ -143,7 +143,7 @@ func TestTokensNeverLogged(t *testing.T) {
 	idle := f.dial("/ws/microservice", "") // closed at the authentication deadline
 	_, err := idle.read()
 	answers = append(answers, fmt.Sprint(err))
-	for _, want := range []string{`"msg":"refused a token"`, `"msg":"refused a request the token may not make"`} {
+	for _, want := range []string{`"msg":"refused a token"`, `"msg":"refused a request: forbidden"`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("no record %s: %s", want, logs.String())
 		}

@@ -59,6 +59,8 @@ type Registry struct {
 	snapshots *snapshotGrouping
 
 	encodings encodings // shared JSON of watch answers
+	deltas    deltas    // shared JSON of delta watch answers
+	index     serviceIndex
 
 	mu      sync.Mutex
 	started bool          // Run was called
@@ -134,6 +136,7 @@ func (r *Registry) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { r.store.run(gctx); return nil })
 	g.Go(func() error { return r.snapshots.Run(gctx) })
+	g.Go(func() error { r.index.follow(gctx, r.store.instances.View()); return nil })
 	err := g.Wait()
 	close(r.stopped)
 	return err
@@ -159,7 +162,7 @@ func (r *Registry) Register(reg Registration) (string, error) {
 	if why := r.cfg.addresses.check(reg.Address, reg.Port, nil); why != "" {
 		return "", fieldErr("address", "%s", why)
 	}
-	return r.store.register(reg, nil)
+	return r.register(reg, nil)
 }
 
 // Heartbeat renews the lease of instance id and marks it connected, as
@@ -183,10 +186,8 @@ func (r *Registry) Deregister(id string) error { return r.store.deregister(id) }
 // the newest heartbeat time costs nobody a wake-up.
 func (r *Registry) Lookup(key DiscoveryKey) *DiscoverySnapshot {
 	out := &DiscoverySnapshot{ServiceID: key.ServiceID, EnvTag: key.EnvTag, Protocol: key.Protocol, Nodes: []Instance{}}
-	for _, inst := range r.store.instances.State().All() {
-		if key.matches(DiscoveryKey{ServiceID: inst.ServiceID, EnvTag: inst.EnvTag, Protocol: inst.Protocol}) {
-			out.Nodes = append(out.Nodes, *watchable.DeepCopy(inst))
-		}
+	for _, inst := range r.instancesOf(r.store.instances.State(), key) {
+		out.Nodes = append(out.Nodes, *watchable.DeepCopy(inst))
 	}
 	sortNodes(out.Nodes)
 	return out

@@ -53,7 +53,7 @@ func TestSnapshotsFollowInstances(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					owner = &session{}
 				}
-				id, err := f.r.store.register(reg, owner)
+				id, err := f.r.register(reg, owner) // what Register and the socket do
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -335,7 +335,7 @@ func (s *session) register(params json.RawMessage) (any, *RPCError) {
 		s.r.forbidden(s.refused("service/register", ferr.Error()))
 		return nil, &RPCError{Code: CodeForbidden, Message: "forbidden: " + ferr.Error(), Data: ferr}
 	}
-	id, err := s.r.store.register(reg, s)
+	id, err := s.r.register(reg, s)
 	switch {
 	case errors.Is(err, ErrTooManyInstances):
 		s.r.limitReached(s.refused("service/register", err.Error()))
@@ -352,6 +352,12 @@ func (s *session) lookupKey(params json.RawMessage) (DiscoveryKey, *RPCError) {
 	if err := decodeParams(params, &p); err != nil {
 		return DiscoveryKey{}, err
 	}
+	return s.checkLookup(p)
+}
+
+// checkLookup authorizes and validates the params of a lookup or
+// subscription.
+func (s *session) checkLookup(p lookupParams) (DiscoveryKey, *RPCError) {
 	if !s.authorized.Load() {
 		if !s.r.authorizeDiscovery(p.Token) {
 			s.r.authFailed(s.refused("discovery", paramsTokenProblem(p.Token)))
@@ -366,8 +372,19 @@ func (s *session) lookupKey(params json.RawMessage) (DiscoveryKey, *RPCError) {
 	return k, nil
 }
 
+// subscribeParams are the params of discovery/subscribe: those of a
+// lookup, and whether to get deltas after the first snapshot.
+type subscribeParams struct {
+	lookupParams
+	Delta bool `json:"delta"`
+}
+
 func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
-	k, err := s.lookupKey(params)
+	var p subscribeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	k, err := s.checkLookup(p.lookupParams)
 	if err != nil {
 		return nil, err
 	}
@@ -398,12 +415,17 @@ func (s *session) subscribe(params json.RawMessage) (any, *RPCError) {
 		case <-ctx.Done():
 			return
 		}
-		// The snapshot's JSON is shared by every watcher of k: splice it
-		// into the notification rather than encoding it again.
-		prefix := []byte(`{"jsonrpc":"2.0","method":"discovery/snapshot","params":{"subscriptionId":"` + id + `",`)
-		_ = s.r.watch(ctx, k, 0, func(snap []byte) error {
-			msg := make([]byte, 0, len(prefix)+len(snap)+1)
-			msg = append(append(append(msg, prefix...), snap[1:]...), '}')
+		// The JSON of a snapshot or delta is shared by every watcher of k:
+		// splice it into the notification rather than encoding it again.
+		snapshotPrefix := []byte(`{"jsonrpc":"2.0","method":"discovery/snapshot","params":{"subscriptionId":"` + id + `",`)
+		deltaPrefix := []byte(`{"jsonrpc":"2.0","method":"discovery/delta","params":{"subscriptionId":"` + id + `",`)
+		_ = s.r.watch(ctx, k, p.Delta, 0, func(data []byte, snapshot bool) error {
+			prefix := deltaPrefix
+			if snapshot {
+				prefix = snapshotPrefix
+			}
+			msg := make([]byte, 0, len(prefix)+len(data)+1)
+			msg = append(append(append(msg, prefix...), data[1:]...), '}')
 			return s.send(msg)
 		}, nil)
 	}()
