@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard-go/switchyard/internal/testrun"
-	"github.com/switchyard-go/switchyard/kube/internal/kubetest"
+	"github.com/switchyard-go/switchyard/kube/kubetest"
 	"github.com/switchyard-go/switchyard/kube/lease"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
