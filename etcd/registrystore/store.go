@@ -213,7 +213,6 @@ func (s *Store) register(ctx context.Context, cfg registry.StoreConfig, sk *sink
 		return "", false, fmt.Errorf("encode instance %s: %w", id, err)
 	}
 
-	var rev int64
 	if held == registry.NoHolder {
 		lease, err := s.client.Grant(ctx, s.ttl)
 		if err != nil {
@@ -223,15 +222,18 @@ func (s *Store) register(ctx context.Context, cfg registry.StoreConfig, sk *sink
 		if err != nil {
 			return "", false, fmt.Errorf("write instance %s: %w", id, err)
 		}
-		rev = resp.Header.Revision
 		if _, ok := s.holders[id]; ok { // no longer held by a socket of ours
 			delete(s.holders, id)
 			s.held.Delete(rel) // the sink's fenced delete leaves the key on its new lease alone
+		}
+		if err := s.mirror.WaitRevision(ctx, resp.Header.Revision); err != nil {
+			return "", false, err
 		}
 	} else {
 		// Held by a socket: the key goes under the session lease, which
 		// the sink keeps. An instance someone else holds is taken over
 		// first, unless it changed since the mirror saw it.
+		var rev int64
 		if own := sk.Lease(); existing != nil && own != 0 && meta.Lease != own {
 			resp, err := s.client.Txn(ctx).
 				If(clientv3.Compare(clientv3.ModRevision(key), "=", meta.ModRevision)).
@@ -251,13 +253,16 @@ func (s *Store) register(ctx context.Context, cfg registry.StoreConfig, sk *sink
 		s.holders[id] = held
 		s.held.Store(rel, inst)
 		srev, err := sk.Sync(ctx)
-		if err != nil {
-			return "", false, err
+		if err == nil {
+			err = s.mirror.WaitRevision(ctx, max(rev, srev))
 		}
-		rev = max(rev, srev)
-	}
-	if err := s.mirror.WaitRevision(ctx, rev); err != nil {
-		return "", false, err
+		if err != nil {
+			// The caller is told it failed: the socket holds nothing, and
+			// what the sink wrote meanwhile, it deletes.
+			delete(s.holders, id)
+			s.held.Delete(rel)
+			return "", false, fmt.Errorf("register instance %s: %w", id, err)
+		}
 	}
 	if _, ok := s.mirror.Output().Load(id); !ok {
 		return "", true, fmt.Errorf("register instance %s: etcd refused the write", id)
