@@ -43,6 +43,11 @@ type config struct {
 	// TokenGenerated reports that Token was generated because
 	// SWITCHYARD_TOKEN was unset, so run prints it once.
 	TokenGenerated bool
+	// Etcd are the endpoints of the etcd cluster that keeps the registry's
+	// instances, shared with every pipeline using the same EtcdPrefix;
+	// none means the registry keeps them in memory.
+	Etcd       []string
+	EtcdPrefix string
 
 	// configFS, when set (by tests), is read once for the configuration,
 	// instead of ConfigDir or the embedded files.
@@ -91,6 +96,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	// warn by default: the event lines on stdout already say what happens,
 	// and info would say most of it a second time on stderr.
 	level := fs.String("log-level", "warn", "operational log `level` on stderr: debug, info, warn or error")
+	etcd := fs.String("etcd", "", "comma-separated etcd `endpoints` (such as http://127.0.0.1:2379): keep the registry's instances in etcd, shared by every pipeline on the same -etcd-prefix (default: in memory)")
+	etcdPrefix := fs.String("etcd-prefix", "/switchyard", "etcd key `prefix` of the registry's instances, with -etcd")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -106,6 +113,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	})
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("-log-level %q: want debug, info, warn or error", *level)
+	}
+	if *etcd != "" {
+		for _, e := range strings.Split(*etcd, ",") {
+			if e = strings.TrimSpace(e); e == "" {
+				return cfg, fmt.Errorf("-etcd %q: an empty endpoint", *etcd)
+			}
+			cfg.Etcd = append(cfg.Etcd, e)
+		}
+		if cfg.EtcdPrefix = *etcdPrefix; !strings.HasPrefix(cfg.EtcdPrefix, "/") {
+			return cfg, fmt.Errorf("-etcd-prefix %q: want a key prefix starting with /", cfg.EtcdPrefix)
+		}
 	}
 	if cfg.Lease <= 0 {
 		return cfg, fmt.Errorf("-lease %v: must be positive", cfg.Lease)

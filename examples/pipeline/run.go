@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/admin"
@@ -65,6 +66,7 @@ type pipeline struct {
 	demos    []*DemoBackend
 	metrics  *message.Metrics
 	group    *runner.Group
+	etcd     *clientv3.Client // with -etcd: closed once the runners return
 	runners  []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
@@ -81,7 +83,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	return p.run(ctx)
 }
 
-func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
+func newPipeline(cfg config, stdout io.Writer) (_ *pipeline, err error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	p := &pipeline{
 		cfg: cfg,
@@ -93,8 +95,14 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		announced: make(chan struct{}),
 	}
 
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+
 	p.config = p.newConfigProvider()
-	reg, err := registry.New(
+	regOpts := []registry.Option{
 		registry.WithToken(cfg.Token),
 		registry.WithDiscoveryToken(cfg.DiscoveryToken),
 		registry.WithLease(cfg.Lease),
@@ -104,7 +112,16 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		// no instance may be the gateway (its requests would go round in a
 		// loop) nor the admin listener.
 		registry.WithAddressPolicy(registry.AddressPolicy{DenyEndpoints: endpoints(cfg.GatewayAddr, cfg.AdminAddr)}),
-	)
+	}
+	if len(cfg.Etcd) > 0 {
+		store, client, err := newEtcdStore(cfg.Etcd, cfg.EtcdPrefix)
+		if err != nil {
+			return nil, err
+		}
+		p.etcd = client
+		regOpts = append(regOpts, registry.WithStore(store))
+	}
+	reg, err := registry.New(regOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("create registry: %w", err)
 	}
@@ -295,7 +312,16 @@ func identity(k string) string { return k }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
+	defer p.close()
 	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
+}
+
+// close releases what outlives the runners: the etcd client, once every
+// runner using it has returned.
+func (p *pipeline) close() {
+	if p.etcd != nil {
+		p.etcd.Close()
+	}
 }
 
 //go:embed config/*.yaml
