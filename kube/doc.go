@@ -5,7 +5,9 @@
 //     through lists and watches (typed, or unstructured for custom
 //     resources);
 //   - status: a map of desired statuses written to the status subresource,
-//     by the leader only.
+//     by the leader only;
+//   - lease: runner's Elector and ShardEngine on coordination/v1 Leases, so
+//     that runner.LeaderOnly and runner.Shard run on Kubernetes.
 //
 // This package loads the client configuration they share (Config), with
 // client-side rate limits sized for them.

@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -60,18 +59,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 		w.ch <- c.now
 	}
 	c.waiters = kept
-}
-
-// next returns the time of the earliest waiter, if any.
-func (c *fakeClock) next() (time.Duration, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.waiters) == 0 {
-		return 0, false
-	}
-	ws := append([]fakeWaiter(nil), c.waiters...)
-	sort.Slice(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
-	return ws[0].at.Sub(c.now), true
 }
 
 // waitFor blocks until a waiter is due within d of now, and fails the test

@@ -63,7 +63,8 @@ type Term interface {
 	// one at once. Done is closed when Resign returns, whatever the
 	// error: an error means the engine may not have heard, and the
 	// others then wait for the term to expire. Resigning an ended term
-	// does nothing.
+	// ends nothing and returns nil; LeaderOnly does it anyway, so
+	// that an engine may release what it kept for the term.
 	Resign(ctx context.Context) error
 }
 
@@ -117,7 +118,9 @@ type Member interface {
 
 	// Leave ends the membership and every claim at once, so that the other
 	// members see them vacant without waiting for an expiry. Done is
-	// closed when Leave returns, whatever the error.
+	// closed when Leave returns, whatever the error. Shard calls Leave
+	// also after the membership was lost, so that an engine may release
+	// what it kept for it.
 	Leave(ctx context.Context) error
 }
 

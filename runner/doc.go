@@ -28,4 +28,10 @@
 // delays, the cap, what happens on loss) lives here. TermOf gives the code
 // they run its fencing token. docs/cluster.md has the proof of the bound
 // and the failover timing.
+//
+// FanOut is the in-process counterpart: one handler per partition of a map
+// (per node, per tenant), each with a subscription to its partition only,
+// started and stopped as partitions appear and empty, its failures isolated
+// from the others. Given a partition index's Sizes as items, Shard spreads
+// the partitions themselves over replicas.
 package runner

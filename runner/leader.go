@@ -81,6 +81,16 @@ func LeaderOnly(e Elector, r Runner, opts ...Option) *Leader {
 // Name returns the name of the runner it runs.
 func (l *Leader) Name() string { return l.r.Name() }
 
+// ShutdownGrace forwards the ShutdownGrace of the runner it runs, when that
+// runner is a Drainer, so that a group waits for it as long (see Drainer);
+// it is 0 otherwise, and the group's own grace applies.
+func (l *Leader) ShutdownGrace() time.Duration {
+	if d, ok := l.r.(Drainer); ok {
+		return d.ShutdownGrace()
+	}
+	return 0
+}
+
 // Leading returns the map in which the Leader publishes its term, under
 // its Name, while it leads: the map is empty while it does not.
 func (l *Leader) Leading() watchable.View[string, Ownership] { return l.leading.View() }
@@ -117,6 +127,7 @@ func (l *Leader) Run(ctx context.Context) error {
 			return nil
 		case ended:
 			log.Warn("leadership lost", "token", term.Token())
+			resign(ctx, term, log) // nothing to end: lets the engine clean up
 			continue
 		}
 		// r returned while leading.
@@ -168,11 +179,10 @@ func (l *Leader) lead(ctx context.Context, term Term) (err error) {
 }
 
 // resign ends term, with a context of its own when ctx is done, so that
-// the next leader need not wait for the term to expire.
+// the next leader need not wait for the term to expire. A term that has
+// ended is resigned too: that does nothing, but lets the engine release
+// what it kept for it before the call returns.
 func resign(ctx context.Context, term Term, log *slog.Logger) {
-	if isDone(term.Done()) {
-		return
-	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ResignTimeout)
 	defer cancel()
 	if err := term.Resign(rctx); err != nil {

@@ -271,3 +271,19 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 		})
 	}
 }
+
+// drainer is a runner that says it needs time to stop.
+type drainer struct{ runner.Runner }
+
+func (drainer) ShutdownGrace() time.Duration { return 42 * time.Second }
+
+func TestLeaderOnlyForwardsShutdownGrace(t *testing.T) {
+	e := newMemEngine()
+	var _ runner.Drainer = (*runner.Leader)(nil)
+	if got := runner.LeaderOnly(e.replica("a"), drainer{newLeaderJob("j")}).ShutdownGrace(); got != 42*time.Second {
+		t.Errorf("ShutdownGrace of a Drainer's Leader = %v, want 42s", got)
+	}
+	if got := runner.LeaderOnly(e.replica("a"), newLeaderJob("j")).ShutdownGrace(); got != 0 {
+		t.Errorf("ShutdownGrace of a plain runner's Leader = %v, want 0", got)
+	}
+}

@@ -15,6 +15,7 @@ const (
 	forGroup target = 1 << iota
 	forLeader
 	forShard
+	forFanOut
 )
 
 // config is what every Option writes; each constructor reads its part.
@@ -80,30 +81,32 @@ const (
 	DefaultBackoffMax = 10 * time.Second
 )
 
-// WithClock makes LeaderOnly or Shard wait on c (delays before claims,
+// WithClock makes LeaderOnly, Shard or FanOut wait on c (delays before claims,
 // backoffs after failures) and take the times they publish from it.
 // Without it, or with a nil c, they use the system's clock. Tests give a
 // clock they advance by hand.
 //
-// It applies to LeaderOnly and Shard; NewGroup panics when given it.
+// It applies to LeaderOnly, Shard and FanOut; NewGroup panics when given
+// it.
 func WithClock(c Clock) Option {
 	return func(cfg *config) {
 		cfg.clock = c
-		cfg.given("WithClock", forLeader|forShard)
+		cfg.given("WithClock", forLeader|forShard|forFanOut)
 	}
 }
 
-// WithBackoff sets how long LeaderOnly or Shard wait before trying again
-// after a failure (the engine cannot be reached; the runner or a handler
-// failed): min after the first failure, doubling with each failure in a
+// WithBackoff sets how long LeaderOnly, Shard or FanOut wait before trying
+// again after a failure (the engine cannot be reached; the runner or a
+// handler failed): min after the first failure, doubling with each failure in a
 // row up to max. Zero or less keeps the default (DefaultBackoffMin,
 // DefaultBackoffMax).
 //
-// It applies to LeaderOnly and Shard; NewGroup panics when given it.
+// It applies to LeaderOnly, Shard and FanOut; NewGroup panics when given
+// it.
 func WithBackoff(min, max time.Duration) Option {
 	return func(c *config) {
 		c.backoff = [2]time.Duration{min, max}
-		c.given("WithBackoff", forLeader|forShard)
+		c.given("WithBackoff", forLeader|forShard|forFanOut)
 	}
 }
 

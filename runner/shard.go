@@ -200,12 +200,15 @@ func (s *Sharder[K, V]) Run(ctx context.Context) error {
 
 		r := newShardRun(s, ctx, m, log.With("member", m.ID()))
 		r.serve()
+		// Leave, also after a loss: that ends nothing more, but lets the
+		// engine release what it kept for the membership.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ResignTimeout)
+		err = m.Leave(lctx)
+		cancel()
 		if ctx.Err() != nil {
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ResignTimeout)
-			if err := m.Leave(lctx); err != nil {
+			if err != nil {
 				log.Warn("leave failed; the claims end when the membership expires", "member", m.ID(), "error", err)
 			}
-			cancel()
 			break
 		}
 		health.Report(ProblemMembership, fmt.Errorf("membership %s lost; joining again", m.ID()))
@@ -644,9 +647,9 @@ func (r *shardRun[K, V]) handlerReturned(res handlerResult[K]) {
 		h.phase, h.err = PhaseFailed, res.err.Error()
 		h.restartAt = now.Add(h.fails.next())
 		h.reported = true
+		r.publish(res.key, h)
 		r.health.Report(h.name, res.err)
 		r.log.Error("handler failed; restarting it after the backoff", "item", h.name, "error", res.err, "restart_at", h.restartAt)
-		r.publish(res.key, h)
 	}
 }
 

@@ -401,22 +401,16 @@ func TestShardHandlerFailuresAreIsolated(t *testing.T) {
 		}
 		return nil
 	}
+	// One level: claims never wait, so the clock only paces restarts.
 	r := startShard(t, e, "a", items, l, runner.WithLogger(quiet), runner.WithClock(clock),
-		runner.WithBackoff(time.Second, time.Minute), runner.WithBalance(runner.Balance{Step: time.Nanosecond}))
+		runner.WithBackoff(time.Second, time.Minute), runner.WithBalance(runner.Balance{Levels: 1}))
 	problem := func() string { return r.p.problems("shard")["item-01"] }
-
-	// Every claim goes through quickly at these levels: advance until all
-	// are held.
-	for counts(e)["a"] < 3 {
-		if d, ok := clock.next(); ok {
-			clock.Advance(d)
-		}
-		waitHolders(t, e, "a claim", func(map[string]int) bool { return true })
-	}
+	waitHolders(t, e, "a to hold all", func(c map[string]int) bool { return c["a"] == 3 })
 	waitFor(t, "the failure to be reported", func() bool { return problem() == "base unreachable" }, r.p.g.Status())
-	if o, _ := r.s.Owned().Load("item-01"); o.Phase != runner.PhaseFailed || o.Err != "base unreachable" {
-		t.Errorf("Owned[item-01] = %+v, want failed with its error", o)
-	}
+	waitFor(t, "Owned to show the failure", func() bool {
+		o, _ := r.s.Owned().Load("item-01")
+		return o.Phase == runner.PhaseFailed && o.Err == "base unreachable"
+	}, r.s.Owned())
 	clock.waitFor(t, time.Second, "the restart")
 	clock.Advance(time.Second)
 	waitFor(t, "the panic to be reported", func() bool { return strings.Contains(problem(), "out of cheese") }, r.p.g.Status())
@@ -429,6 +423,11 @@ func TestShardHandlerFailuresAreIsolated(t *testing.T) {
 	}, r.s.Owned())
 
 	// The other items ran throughout, and the claim was kept.
+	waitFor(t, "the other items' handlers to have started", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.starts["item-00"] > 0 && l.starts["item-02"] > 0
+	}, l.changes.View())
 	l.mu.Lock()
 	for _, item := range []string{"item-00", "item-02"} {
 		if l.starts[item] != 1 {

@@ -13,7 +13,11 @@ type DeepCopier[T any] interface {
 	DeepCopy() T
 }
 
-// Equaler is implemented by types that decide their own equality.
+// Equaler is implemented by types that decide their own equality. An Equal
+// method may ignore fields on purpose, such as a timestamp that heartbeats
+// move: a Map then treats a Store of a value equal to the current one as no
+// change (no revision, no notification) but keeps the new value, so that
+// Load and later States show the newest timestamp. See Map.Store.
 type Equaler[T any] interface {
 	Equal(T) bool
 }

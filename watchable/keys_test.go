@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -251,4 +253,36 @@ func ExamplePartitionBy() {
 	// Output:
 	// node-a has 1 pod(s)
 	// node-b has 1 pod(s)
+}
+
+// Sizes is initialized when the indexed map is, so that a fan-out waiting
+// on it never starts handlers from a partial list of partitions.
+func TestPartitionSizesFollowInitialization(t *testing.T) {
+	var m watchable.Map[string, string]
+	done := m.RegisterInitializer("loader")
+	m.Store("a", "node-1")
+	p := watchable.PartitionBy(t.Context(), m.View(), func(_ string, node string) string { return node })
+	sizes := p.Sizes()
+	if isClosed(sizes.Initialized()) {
+		t.Fatal("Sizes is initialized while the indexed map is not")
+	}
+	if got := sizes.PendingInitializers(); len(got) != 1 || !strings.Contains(got[0], "loader") {
+		t.Fatalf("Sizes' pending initializers = %v; want one naming the map's", got)
+	}
+	m.Store("b", "node-2")
+	done()
+	select {
+	case <-sizes.Initialized():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sizes not initialized within 10s of the indexed map")
+	}
+	if got := sizes.State().Map(); len(got) != 2 {
+		t.Fatalf("Sizes once initialized = %v; want both partitions", got)
+	}
+
+	// An index of an initialized map is initialized at once.
+	q := watchable.PartitionBy(t.Context(), m.View(), func(_ string, node string) string { return node })
+	if !isClosed(q.Sizes().Initialized()) {
+		t.Fatal("Sizes of an initialized map is not initialized")
+	}
 }

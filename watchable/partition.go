@@ -3,6 +3,7 @@ package watchable
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -68,6 +69,7 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 		p.count[part(k, val)]++
 	}
 	p.sizes.Replace(p.count)
+	p.followInitialization(ctx)
 	r := &router[K, V]{
 		prepare:     p.prepare,
 		moves:       p.moves,
@@ -135,7 +137,31 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 // disappears with its last, so a subscriber to it learns when to start and
 // stop a handler per partition. It is updated by the writes of the indexed
 // map, once per write, after the partitions' subscribers have been told.
+// It is initialized once the indexed map is, so that a consumer waiting on
+// it never acts on a partial list of partitions.
 func (p *Partitions[K, V, P]) Sizes() View[P, int] { return p.sizes.View() }
+
+// followInitialization makes Sizes wait for the indexed map's
+// initialization, when that is still pending. m.mu is held: the
+// initializer is registered before anyone can see Sizes, and a goroutine,
+// which ends with ctx, finishes it, since a map has no hook for becoming
+// initialized.
+func (p *Partitions[K, V, P]) followInitialization(ctx context.Context) {
+	initialized := p.m.Initialized()
+	select {
+	case <-initialized:
+		return
+	default:
+	}
+	done := p.sizes.RegisterInitializer("watchable.PartitionBy: " + strings.Join(p.m.PendingInitializers(), ", "))
+	go func() {
+		select {
+		case <-initialized:
+			done()
+		case <-ctx.Done():
+		}
+	}()
+}
 
 func (p *Partitions[K, V, P]) remove(part P, s *subscription[K, V]) {
 	list := p.subs[part]

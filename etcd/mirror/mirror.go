@@ -51,6 +51,7 @@ type Mirror[K comparable, V any] struct {
 
 	mu       sync.Mutex
 	started  bool
+	listed   bool          // the first list is done
 	held     int64         // the etcd revision the map reflects
 	advanced chan struct{} // closed, and replaced, when held grows
 	meta     map[K]Meta
@@ -262,7 +263,7 @@ func (m *Mirror[K, V]) Run(ctx context.Context) error {
 		b.reset()
 		health.Report(problem, nil)
 		for {
-			compacted, err := m.watch(wctx, health, problem)
+			compacted, err := m.watch(wctx, health, problem, &b)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -322,12 +323,12 @@ func (m *Mirror[K, V]) list(ctx context.Context, health runner.Health) error {
 		m.log.Warn("etcd answered a list at an older revision than the mirror held: was it restored from a backup?",
 			"prefix", m.prefix, "revision", rev, "held", m.held)
 	}
-	first := m.stats.Relists == 0 && m.held == 0
 	m.m.Replace(entries)
 	m.meta = meta
-	if !first {
+	if m.listed {
 		m.stats.Relists++
 	}
+	m.listed = true
 	m.stats.DecodeErrors += uint64(len(bad))
 	m.stats.Behind = max(m.stats.Behind, rev)
 	var reports []report
@@ -355,7 +356,7 @@ func (m *Mirror[K, V]) list(ctx context.Context, health runner.Health) error {
 // the watch ends: it reports compacted when that revision is no longer
 // available (the caller lists again), and otherwise the error that ended
 // the watch.
-func (m *Mirror[K, V]) watch(ctx context.Context, health runner.Health, problem string) (compacted bool, err error) {
+func (m *Mirror[K, V]) watch(ctx context.Context, health runner.Health, problem string, b *backoff) (compacted bool, err error) {
 	from := m.Revision() + 1
 	wch := m.client.Watch(ctx, m.prefix, clientv3.WithPrefix(), clientv3.WithRev(from))
 	healthy := false
@@ -366,8 +367,9 @@ func (m *Mirror[K, V]) watch(ctx context.Context, health runner.Health, problem 
 		if err := resp.Err(); err != nil {
 			return false, err
 		}
-		if !healthy {
+		if !healthy { // a watch that works: the next failure starts the backoff over
 			health.Report(problem, nil)
+			b.reset()
 			healthy = true
 		}
 		if resp.IsProgressNotify() {

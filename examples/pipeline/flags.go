@@ -52,6 +52,11 @@ type config struct {
 	// TokenGenerated reports that Token was generated because
 	// SWITCHYARD_TOKEN was unset, so run prints it once.
 	TokenGenerated bool
+	// Etcd are the endpoints of the etcd cluster that keeps the registry's
+	// instances, shared with every pipeline using the same EtcdPrefix;
+	// none means the registry keeps them in memory.
+	Etcd       []string
+	EtcdPrefix string
 
 	// configFS, when set (by tests), is read once for the configuration,
 	// instead of ConfigDir or the embedded files.
@@ -110,6 +115,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	level := fs.String("log-level", "warn", "operational log `level` on stderr: debug, info, warn or error")
 	fs.StringVar(&cfg.RegistryURL, "registry-url", "", "base `URL` of a remote controller (another pipeline's control address, http://host:port): run no registry here, register the gateway there and discover through it")
 	fs.BoolVar(&cfg.StartOnRegistryFailure, "start-on-registry-failure", true, "with -registry-url: start even when the controller cannot be reached at first, and keep trying; false makes the pipeline exit with an error instead")
+	etcd := fs.String("etcd", "", "comma-separated etcd `endpoints` (such as http://127.0.0.1:2379): keep the registry's instances in etcd, shared by every pipeline on the same -etcd-prefix (default: in memory)")
+	etcdPrefix := fs.String("etcd-prefix", "/switchyard", "etcd key `prefix` of the registry's instances, with -etcd")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -125,6 +132,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	})
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("-log-level %q: want debug, info, warn or error", *level)
+	}
+	if *etcd != "" {
+		for _, e := range strings.Split(*etcd, ",") {
+			if e = strings.TrimSpace(e); e == "" {
+				return cfg, fmt.Errorf("-etcd %q: an empty endpoint", *etcd)
+			}
+			cfg.Etcd = append(cfg.Etcd, e)
+		}
+		if cfg.EtcdPrefix = *etcdPrefix; !strings.HasPrefix(cfg.EtcdPrefix, "/") {
+			return cfg, fmt.Errorf("-etcd-prefix %q: want a key prefix starting with /", cfg.EtcdPrefix)
+		}
 	}
 	if cfg.Lease <= 0 {
 		return cfg, fmt.Errorf("-lease %v: must be positive", cfg.Lease)
@@ -158,6 +176,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	cfg.Token = registry.Secret(getenv("SWITCHYARD_TOKEN"))
 	cfg.DiscoveryToken = registry.Secret(getenv("SWITCHYARD_DISCOVERY_TOKEN"))
 	if cfg.RegistryURL != "" {
+		if len(cfg.Etcd) > 0 {
+			return cfg, errors.New("-registry-url and -etcd: a pipeline with a remote controller runs no registry, so it has no instances to keep in etcd; give one or the other")
+		}
 		if _, err := client.New(cfg.RegistryURL); err != nil {
 			return cfg, fmt.Errorf("-registry-url: %w", err)
 		}

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,23 +18,6 @@ import (
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/provider/registry/client"
 )
-
-// buildPipeline builds the binary once per test.
-func buildPipeline(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: cannot build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "pipeline")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // process is a pipeline binary run by a test, its output lines kept.
 type process struct {
@@ -140,7 +122,7 @@ func (p *process) kill() {
 // the service until the backend registers again, then routes again,
 // without being restarted.
 func TestTwoPipelines(t *testing.T) {
-	bin := buildPipeline(t)
+	bin := buildBinary(t)
 	ctlAddr, gwAddr, gwControl := freeAddr(t), freeAddr(t), freeAddr(t)
 	controllerArgs := []string{"-gateway-addr", freeAddr(t), "-control-addr", ctlAddr, "-admin-addr", freeAddr(t),
 		"-demo=false", "-lease", "1s", "-log-level", "warn"}

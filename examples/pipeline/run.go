@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchyard-go/switchyard/admin"
@@ -74,6 +75,7 @@ type pipeline struct {
 	demos     []*DemoBackend
 	metrics   *message.Metrics
 	group     *runner.Group
+	etcd      *clientv3.Client // with -etcd: closed once the runners return
 	runners   []runner.Runner
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
@@ -90,7 +92,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	return p.run(ctx)
 }
 
-func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
+func newPipeline(cfg config, stdout io.Writer) (_ *pipeline, err error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	p := &pipeline{
 		cfg: cfg,
@@ -102,10 +104,15 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 		announced: make(chan struct{}),
 	}
 
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+
 	p.config = p.newConfigProvider()
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var err error
 	if p.metrics, err = message.NewMetrics(metrics); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
@@ -115,7 +122,7 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 	}
 	var registryAPI http.Handler // served on the control address, unless remote
 	if cfg.RegistryURL == "" {
-		reg, err := registry.New(
+		regOpts := []registry.Option{
 			registry.WithToken(cfg.Token),
 			registry.WithDiscoveryToken(cfg.DiscoveryToken),
 			registry.WithLease(cfg.Lease),
@@ -125,7 +132,16 @@ func newPipeline(cfg config, stdout io.Writer) (*pipeline, error) {
 			// no instance may be the gateway (its requests would go round in a
 			// loop) nor the admin listener.
 			registry.WithAddressPolicy(registry.AddressPolicy{DenyEndpoints: endpoints(cfg.GatewayAddr, cfg.AdminAddr)}),
-		)
+		}
+		if len(cfg.Etcd) > 0 {
+			store, etcdClient, err := newEtcdStore(cfg.Etcd, cfg.EtcdPrefix)
+			if err != nil {
+				return nil, err
+			}
+			p.etcd = etcdClient
+			regOpts = append(regOpts, registry.WithStore(store))
+		}
+		reg, err := registry.New(regOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("create registry: %w", err)
 		}
@@ -324,7 +340,16 @@ func identity(k string) string { return k }
 
 // run runs every runner until ctx is done or one fails.
 func (p *pipeline) run(ctx context.Context) error {
+	defer p.close()
 	return p.group.Run(ctx, p.runners...) // main prefixes "pipeline:"
+}
+
+// close releases what outlives the runners: the etcd client, once every
+// runner using it has returned.
+func (p *pipeline) close() {
+	if p.etcd != nil {
+		p.etcd.Close()
+	}
 }
 
 //go:embed config/*.yaml

@@ -20,6 +20,7 @@ type Process struct {
 	name    string
 	path    string
 	args    []string
+	env     []string
 	logPath string
 	ready   func(context.Context) error
 	timeout time.Duration
@@ -36,6 +37,8 @@ type Command struct {
 	// Path and Args are the executable and its arguments (without argv[0]).
 	Path string
 	Args []string
+	// Env is added to the test's environment for the process ("KEY=value").
+	Env []string
 	// Log is the file the server's output is appended to, across restarts.
 	Log string
 	// Ready reports nil once the server serves; it is polled until then.
@@ -50,7 +53,7 @@ type Command struct {
 // other ports).
 func StartProcess(tb testing.TB, c Command) (*Process, error) {
 	tb.Helper()
-	p := &Process{name: c.Name, path: c.Path, args: c.Args, logPath: c.Log, ready: c.Ready, timeout: c.Timeout}
+	p := &Process{name: c.Name, path: c.Path, args: c.Args, env: c.Env, logPath: c.Log, ready: c.Ready, timeout: c.Timeout}
 	if p.timeout == 0 {
 		p.timeout = time.Minute
 	}
@@ -104,6 +107,9 @@ func (p *Process) start() error {
 	}
 	defer log.Close() // the child has its own descriptor
 	cmd := exec.Command(p.path, p.args...)
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = childAttr()

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-go/switchyard/internal/testrun"
 	"github.com/switchyard-go/switchyard/kube/informer"
-	"github.com/switchyard-go/switchyard/kube/internal/kubetest"
+	"github.com/switchyard-go/switchyard/kube/kubetest"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
 	corev1 "k8s.io/api/core/v1"

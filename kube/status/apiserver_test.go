@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchyard-go/switchyard/internal/testrun"
 	"github.com/switchyard-go/switchyard/kube/informer"
-	"github.com/switchyard-go/switchyard/kube/internal/kubetest"
+	"github.com/switchyard-go/switchyard/kube/kubetest"
 	"github.com/switchyard-go/switchyard/kube/status"
 	"github.com/switchyard-go/switchyard/watchable"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

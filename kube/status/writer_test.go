@@ -122,9 +122,9 @@ func TestWriterWritesOnlyWhileLeading(t *testing.T) {
 	if !second.resigned.Load() {
 		t.Error("the writer did not resign its term when it stopped")
 	}
-	if first.resigned.Load() {
-		t.Error("the writer resigned a term that had ended")
-	}
+	// The first term may be resigned after it ended (runner.LeaderOnly does
+	// so to let engines clean up; resigning an ended term does nothing), so
+	// only the writes between the terms are checked, above.
 	if got := f.updates.Load(); got != 2 {
 		t.Errorf("%d status updates, want 2", got)
 	}

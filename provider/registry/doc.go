@@ -17,7 +17,16 @@
 //
 // New takes functional options: WithToken or WithServiceToken (at least
 // one is required), WithDiscoveryToken, WithAddressPolicy, WithLease,
-// WithLogger and WithLimits.
+// WithLogger, WithLimits and WithStore.
+//
+// # Where instances are kept
+//
+// A Store keeps the instances and runs their leases out; every change to
+// an instance goes through it. The default (NewMemoryStore) keeps them in
+// the registry's memory: they are lost when the process ends. The etcd
+// module's registrystore keeps them in etcd, where several registries
+// (replicas behind a load balancer) share them; see docs/cluster.md. The
+// registrytest package checks that a Store keeps the contract.
 //
 // # In the program
 //

@@ -94,6 +94,7 @@ type config struct {
 	logger                *slog.Logger
 	limits                Limits
 	now                   func() time.Time // the lease clock; tests set it
+	store                 Store            // nil: in memory
 }
 
 func newConfig(opts []Option) config {

@@ -86,8 +86,11 @@ func New(opts ...Option) (*Registry, error) {
 	}
 	cfg.token, cfg.discoveryToken, cfg.scoped = "", "", nil
 	r.cfg = cfg
-	r.store = newInstanceStore(cfg)
-	r.snapshots = newSnapshots(r.store.instances.View(), cfg.logger)
+	if cfg.store == nil {
+		cfg.store = newMemoryStore()
+	}
+	r.store = newInstanceStore(cfg.store)
+	r.snapshots = newSnapshots(r.store.instances, cfg.logger)
 	return r, nil
 }
 
@@ -105,7 +108,7 @@ func (r *Registry) Ready() <-chan struct{} { return r.snapshots.Output().Initial
 // heartbeat that moves only LastSeenAt is no change to it (see
 // Instance.Equal): it wakes no subscriber, yet Load and State show the
 // newest LastSeenAt.
-func (r *Registry) Instances() watchable.View[string, *Instance] { return r.store.instances.View() }
+func (r *Registry) Instances() watchable.View[string, *Instance] { return r.store.instances }
 
 // Snapshots returns a read-only view of the DiscoverySnapshots derived from
 // Instances (by a translator.GroupBy that Run runs), one per (serviceId,
@@ -134,9 +137,9 @@ func (r *Registry) Run(ctx context.Context) error {
 	r.mu.Unlock()
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { r.store.run(gctx); return nil })
+	g.Go(func() error { return r.store.run(gctx, r.cfg) })
 	g.Go(func() error { return r.snapshots.Run(gctx) })
-	g.Go(func() error { r.index.follow(gctx, r.store.instances.View()); return nil })
+	g.Go(func() error { r.index.follow(gctx, r.store.instances); return nil })
 	err := g.Wait()
 	close(r.stopped)
 	return err

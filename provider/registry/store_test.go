@@ -98,3 +98,6 @@ func TestHeartbeatWakesNobody(t *testing.T) {
 		t.Errorf("after a reconnecting heartbeat: %+v, updates %v; want connected, updated", inst, updatedKeys(snap))
 	}
 }
+
+// expire runs the memory store's expiry now, as its ticker would.
+func (s *instanceStore) expire() { s.st.(*memoryStore).expire() }

@@ -48,8 +48,9 @@ func TestWireShape(t *testing.T) {
 		t.Fatalf("register: %d %s", status, body)
 	}
 	section("POST /v1/services → 201", []byte(body))
-
-	f.waitSnapshots("the http instance in the snapshots", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
+	// Watchers read the snapshots a translator derives after Register has
+	// returned: wait for it, so that the first event pins the node.
+	f.waitSnapshots("the http snapshot", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
 		return m[DiscoveryKey{ServiceID: "api", EnvTag: "prod", Protocol: "http"}] != nil
 	})
 	sse := f.watchSSE("serviceId=api", "")
@@ -67,9 +68,7 @@ func TestWireShape(t *testing.T) {
 	m := rc.call("service/register", map[string]any{"serviceId": "api", "envTag": "prod", "environment": "staging",
 		"protocol": "grpc", "address": "10.0.0.2", "port": 9000, "runtimeInstanceId": goldenID2})
 	section("service/register → response", rawMsg(t, m))
-	// Snapshots is derived from the instances by a translator: wait until
-	// it has the new instance, so that the first notification has it.
-	f.waitSnapshots("the grpc instance in the snapshots", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
+	f.waitSnapshots("the grpc snapshot", func(m map[DiscoveryKey]*DiscoverySnapshot) bool {
 		return m[DiscoveryKey{ServiceID: "api", EnvTag: "prod", Protocol: "grpc"}] != nil
 	})
 	m = rc.call("discovery/subscribe", map[string]any{"serviceId": "api", "envTag": "prod", "protocol": "grpc"})

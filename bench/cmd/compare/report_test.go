@@ -177,3 +177,15 @@ func TestReportPlacesSoloSectionsAfterSideBySide(t *testing.T) {
 		t.Errorf("report outline (-want +got):\n%s", diff)
 	}
 }
+
+func TestHandWrittenTailIsKept(t *testing.T) {
+	old := []byte("# generated\n\nfigures\n\n---\n\n" + handMarker + "; the section below is written by hand -->\n\n## By hand\n\nkept\n")
+	got := string(handWritten(old))
+	want := "\n---\n\n" + handMarker + "; the section below is written by hand -->\n\n## By hand\n\nkept\n"
+	if got != want {
+		t.Errorf("handWritten = %q; want %q", got, want)
+	}
+	if tail := handWritten([]byte("# generated only\n")); tail != nil {
+		t.Errorf("handWritten of a report without a hand-written part = %q", tail)
+	}
+}

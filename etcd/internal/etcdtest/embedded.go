@@ -1,7 +1,9 @@
 package etcdtest
 
 import (
+	"fmt"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -24,12 +26,42 @@ type Embedded struct {
 // parallel tests never collide.
 func StartEmbedded(tb testing.TB) *Embedded {
 	tb.Helper()
+	s, err := startEmbedded(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.etcd.Close)
+	return s
+}
+
+// ForExample starts an embedded server as StartEmbedded does, for a
+// runnable example, which has no testing.TB: it panics if the server does
+// not start, and stop closes it and removes its data.
+func ForExample() (endpoints []string, stop func()) {
+	dir, err := os.MkdirTemp("", "etcdtest-example-")
+	if err != nil {
+		panic(err)
+	}
+	s, err := startEmbedded(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	return s.Endpoints, func() {
+		s.etcd.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+func startEmbedded(dir string) (*Embedded, error) {
 	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	cfg := embed.NewConfig()
 	cfg.Name = "etcdtest"
-	cfg.Dir = tb.TempDir()
+	cfg.Dir = dir
 	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
+	// Not "error": stopping the server logs the listeners it closes as
+	// errors, a screenful per test. Failures to start are returned anyway.
+	cfg.LogLevel = "fatal"
 	cfg.ListenClientUrls = []url.URL{local}
 	cfg.AdvertiseClientUrls = []url.URL{local}
 	cfg.ListenPeerUrls = []url.URL{local}
@@ -38,21 +70,22 @@ func StartEmbedded(tb testing.TB) *Embedded {
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		tb.Fatalf("start embedded etcd: %v", err)
+		return nil, fmt.Errorf("start embedded etcd: %w", err)
 	}
-	tb.Cleanup(e.Close)
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		tb.Fatalf("embedded etcd failed while starting: %v", err)
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed while starting: %w", err)
 	case <-time.After(startTimeout):
-		tb.Fatalf("embedded etcd not ready after %v", startTimeout)
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after %v", startTimeout)
 	}
 	s := &Embedded{etcd: e}
 	for _, l := range e.Clients {
 		s.Endpoints = append(s.Endpoints, "http://"+l.Addr().String())
 	}
-	return s
+	return s, nil
 }
 
 // Server is the running server, for tests that inspect it.

@@ -9,7 +9,7 @@ import (
 // Logger returns a logger that writes to tb's log, shown when the test
 // fails or runs with -v.
 func Logger(tb testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 type testWriter struct{ tb testing.TB }

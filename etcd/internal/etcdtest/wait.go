@@ -53,3 +53,21 @@ func Problems(g *runner.Group, name string) map[string]string {
 	st, _ := g.Status().Load(name)
 	return st.Problems
 }
+
+// Until polls cond every 10 ms until it returns "", for conditions no map
+// announces (a lease lost, a process gone); cond says what is still missing
+// otherwise, and the test fails with its last answer after WaitTimeout.
+func Until(tb testing.TB, cond func() string) {
+	tb.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("after %v: %s", WaitTimeout, why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

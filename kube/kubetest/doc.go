@@ -9,6 +9,9 @@
 // cache directory. Without them a test skips, naming the script, or fails
 // when SWITCHYARD_REQUIRE_INTEGRATION=1 (see internal/integration).
 //
+// It is public so that the tests of programs built on the kube module (the
+// repository's examples, or a user's) can use it too.
+//
 // There is no controller manager and no scheduler: objects are stored and
 // watched, nothing reconciles them. Pods can be created (the ServiceAccount
 // admission plugin is off) but never run.

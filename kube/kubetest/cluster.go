@@ -14,6 +14,8 @@ import (
 	"github.com/switchyard-go/switchyard/internal/integration"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // startTimeout bounds each start of etcd or the API server (the API server
@@ -33,6 +35,7 @@ type Cluster struct {
 	Host string
 
 	token     string
+	caPEM     []byte
 	transport *http.Transport
 }
 
@@ -82,7 +85,7 @@ func Start(tb testing.TB, opts ...Option) *Cluster {
 	if err != nil {
 		tb.Fatalf("make credentials for the API server: %v", err)
 	}
-	c := &Cluster{token: creds.token}
+	c := &Cluster{token: creds.token, caPEM: creds.caPEM}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(creds.caPEM)
 	// One transport per cluster, owned here, so its connections are closed
@@ -178,4 +181,21 @@ func ready(ctx context.Context, client *http.Client, host, token string) error {
 		return fmt.Errorf("%s/readyz: %s", host, resp.Status)
 	}
 	return nil
+}
+
+// Kubeconfig writes a kubeconfig file for an administrator of the cluster
+// into a temporary directory of the test, and returns its path: for a
+// child process of the test, which cannot share Config's transport.
+func (c *Cluster) Kubeconfig(tb testing.TB) string {
+	tb.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["kubetest"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.caPEM}
+	cfg.AuthInfos["kubetest-admin"] = &clientcmdapi.AuthInfo{Token: c.token}
+	cfg.Contexts["kubetest"] = &clientcmdapi.Context{Cluster: "kubetest", AuthInfo: "kubetest-admin"}
+	cfg.CurrentContext = "kubetest"
+	path := filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		tb.Fatalf("write a kubeconfig: %v", err)
+	}
+	return path
 }
