@@ -77,11 +77,24 @@ func (m *Map[K, V]) finishInitializer(in *initializer) {
 		return
 	}
 	in.finished = true
-	m.init.pending = slices.DeleteFunc(m.init.pending, func(p *initializer) bool { return p == in })
-	if len(m.init.pending) > 0 {
+	if len(m.init.pending) > 1 {
+		m.init.pending = slices.DeleteFunc(m.init.pending, func(p *initializer) bool { return p == in })
 		m.init.mu.Unlock()
 		return
 	}
+	m.init.mu.Unlock()
+
+	// The last one: the new revision is stamped before Initialized and
+	// PendingInitializers say so, so that whoever Initialized wakes reads
+	// the initialized revision (writers are held off by m.mu meanwhile).
+	m.uninitialized = false
+	rev := m.live.Stamp()
+	if !m.closed {
+		rev++
+		m.live.Restamp(rev)
+	}
+	m.init.mu.Lock()
+	m.init.pending = m.init.pending[:0]
 	m.init.done = true
 	if m.init.ch != nil {
 		close(m.init.ch)
@@ -89,12 +102,6 @@ func (m *Map[K, V]) finishInitializer(in *initializer) {
 	}
 	m.init.mu.Unlock()
 
-	m.uninitialized = false
-	rev := m.live.Stamp()
-	if !m.closed {
-		rev++
-		m.live.Restamp(rev)
-	}
 	for _, s := range m.subs {
 		s.flush(rev, true)
 	}
@@ -107,7 +114,8 @@ func (m *Map[K, V]) finishInitializer(in *initializer) {
 // Initialized returns a channel that is closed while the map is initialized:
 // when no initializer registered with RegisterInitializer is pending. For a
 // map that nobody registered an initializer with, it is closed already.
-// Initialized may be called from any goroutine and never waits for writers.
+// Once it is closed, Revision is at least the revision that published the
+// initialization. Initialized may be called from any goroutine and never waits for writers.
 func (m *Map[K, V]) Initialized() <-chan struct{} {
 	m.init.mu.Lock()
 	defer m.init.mu.Unlock()

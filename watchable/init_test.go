@@ -174,3 +174,32 @@ func TestInitializedSnapshotSurvivesAnEmptyNetChange(t *testing.T) {
 		t.Fatalf("got %+v; want the initialization announced, with no updates", got)
 	}
 }
+
+// TestInitializedFollowsTheRevision: whoever Initialized wakes reads the
+// revision that published the initialization, never the one before it.
+func TestInitializedFollowsTheRevision(t *testing.T) {
+	for range 200 {
+		var m watchable.Map[string, int]
+		done := m.RegisterInitializer("loader")
+		m.Store("a", 1)
+		ready := m.Initialized()
+		got := make(chan uint64)
+		started := make(chan struct{})
+		go func() {
+			close(started)
+			for { // spins, to read the revision the moment ready closes
+				select {
+				case <-ready:
+					got <- m.Revision()
+					return
+				default:
+				}
+			}
+		}()
+		<-started
+		done()
+		if rev := <-got; rev != 2 {
+			t.Fatalf("Revision read when Initialized closed = %d, want 2 (the store, then the initialization)", rev)
+		}
+	}
+}
