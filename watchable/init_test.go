@@ -187,14 +187,9 @@ func TestInitializedFollowsTheRevision(t *testing.T) {
 		started := make(chan struct{})
 		go func() {
 			close(started)
-			for { // spins, to read the revision the moment ready closes
-				select {
-				case <-ready:
-					got <- m.Revision()
-					return
-				default:
-				}
+			for !isClosed(ready) { // spins, to read the revision the moment ready closes
 			}
+			got <- m.Revision()
 		}()
 		<-started
 		done()
