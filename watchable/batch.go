@@ -16,6 +16,42 @@ type Batch[K comparable, V any] struct {
 	// (dirty) and whether it makes a new revision (effective).
 	record           bool
 	dirty, effective bool
+
+	// pending holds the Stores not applied yet, in order; see flush.
+	pending [hamt.WarmGroup]pendingStore[K, V]
+	npend   int
+	hashes  [hamt.WarmGroup]uint64
+}
+
+// pendingStore is a Store the batch has deep-copied but not applied yet.
+type pendingStore[K comparable, V any] struct {
+	key K
+	val V
+}
+
+// flush applies the pending Stores, in the order they were made. Each
+// needs a descent of the trie to find the value it replaces, and in a large
+// map every descent is a chain of loads from cold memory; the group's
+// descents are first made together, level by level (hamt's Txn.Warm), so
+// that the processor fetches their nodes at once, and each Store then finds
+// its path in cache. Nothing about what the batch does changes: only when
+// its memory is read. Load, Len, Delete and the commit flush first, so
+// they see every Store made before them.
+func (b *Batch[K, V]) flush() {
+	n := b.npend
+	if n == 0 {
+		return
+	}
+	b.npend = 0
+	for i := range n {
+		b.hashes[i] = hamt.Hash(b.pending[i].key)
+	}
+	b.txn.Warm(b.hashes[:n])
+	for i := range n {
+		p := &b.pending[i]
+		b.storeHashed(p.key, b.hashes[i], p.val)
+		*p = pendingStore[K, V]{} // keep no value alive
+	}
 }
 
 // add notes one write of the batch.
@@ -39,11 +75,16 @@ func (b *Batch[K, V]) live() {
 // rules as Map.Store.
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
-	b.store(key, DeepCopy(value))
+	value = DeepCopy(value)
+	if b.npend == len(b.pending) {
+		b.flush()
+	}
+	b.pending[b.npend] = pendingStore[K, V]{key, value}
+	b.npend++
 }
 
-func (b *Batch[K, V]) store(key K, value V) {
-	old, ok := b.txn.Get(key)
+func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
+	old, ok := b.txn.GetHashed(key, h)
 	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
 	if ok && DeepEqual(old, value) {
 		if exactEqual[V]() {
@@ -51,13 +92,14 @@ func (b *Batch[K, V]) store(key K, value V) {
 		}
 		c.silent = true
 	}
-	b.txn.Set(key, value)
+	b.txn.SetHashed(key, h, value)
 	b.add(c)
 }
 
 // Delete removes key within the batch.
 func (b *Batch[K, V]) Delete(key K) {
 	b.live()
+	b.flush()
 	old, ok := b.txn.Get(key)
 	if !ok {
 		return
@@ -69,6 +111,7 @@ func (b *Batch[K, V]) Delete(key K) {
 // Load returns a deep copy of the value for key as the batch has it so far.
 func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
+	b.flush()
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
@@ -79,6 +122,7 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 // Len returns the number of entries as the batch has it so far.
 func (b *Batch[K, V]) Len() int {
 	b.live()
+	b.flush()
 	return b.txn.Len()
 }
 
@@ -134,7 +178,11 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 
 // commit publishes a finished batch. m.mu is held.
 func (m *Map[K, V]) commit(b *Batch[K, V]) {
-	if m.closed || !b.dirty {
+	if m.closed {
+		return // the Txn is dropped: nothing it made was ever reachable
+	}
+	b.flush()
+	if !b.dirty {
 		return // the Txn is dropped: nothing it made was ever reachable
 	}
 	if !b.record {
