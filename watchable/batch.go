@@ -17,11 +17,20 @@ type Batch[K comparable, V any] struct {
 	record           bool
 	dirty, effective bool
 
-	// pending holds the Stores not applied yet, in order; see flush.
-	pending [hamt.WarmGroup]pendingStore[K, V]
-	npend   int
-	hashes  [hamt.WarmGroup]uint64
+	// group reports that the map is large enough for Stores to be applied
+	// in groups (see flush); pending holds those not applied yet, in
+	// order, at most hamt.WarmGroup of them. Its array is the map's,
+	// reused from batch to batch.
+	group   bool
+	pending []pendingStore[K, V]
 }
+
+// groupMin is the least number of entries for which a Batch groups its
+// Stores. Below it the trie is small enough to stay in cache (a few
+// hundred kilobytes at most), where a second descent per Store costs more
+// than lockstep descents save: a batch of 20 Stores into 10,000 entries
+// took about 20% longer grouped.
+const groupMin = 1 << 15
 
 // pendingStore is a Store the batch has deep-copied but not applied yet.
 type pendingStore[K comparable, V any] struct {
@@ -38,20 +47,23 @@ type pendingStore[K comparable, V any] struct {
 // its memory is read. Load, Len, Delete and the commit flush first, so
 // they see every Store made before them.
 func (b *Batch[K, V]) flush() {
-	n := b.npend
+	n := len(b.pending)
 	if n == 0 {
 		return
 	}
-	b.npend = 0
-	for i := range n {
-		b.hashes[i] = hamt.Hash(b.pending[i].key)
+	var hs [hamt.WarmGroup]uint64
+	for i := range b.pending {
+		hs[i] = hamt.Hash(b.pending[i].key)
 	}
-	b.txn.Warm(b.hashes[:n])
-	for i := range n {
+	if n > 1 { // one descent gains nothing from being made twice
+		b.txn.Warm(hs[:n])
+	}
+	for i := range b.pending {
 		p := &b.pending[i]
-		b.storeHashed(p.key, b.hashes[i], p.val)
+		b.storeHashed(p.key, hs[i], p.val)
 		*p = pendingStore[K, V]{} // keep no value alive
 	}
+	b.pending = b.pending[:0]
 }
 
 // add notes one write of the batch.
@@ -76,11 +88,14 @@ func (b *Batch[K, V]) live() {
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
 	value = DeepCopy(value)
-	if b.npend == len(b.pending) {
+	if !b.group {
+		b.storeHashed(key, hamt.Hash(key), value)
+		return
+	}
+	if len(b.pending) == hamt.WarmGroup {
 		b.flush()
 	}
-	b.pending[b.npend] = pendingStore[K, V]{key, value}
-	b.npend++
+	b.pending = append(b.pending, pendingStore[K, V]{key, value})
 }
 
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
@@ -134,8 +149,18 @@ func (b *Batch[K, V]) Len() int {
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched()}
-	defer func() { b.done = true }() // also when fn panics
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: m.live.Len() >= groupMin}
+	if b.group {
+		if m.pending == nil {
+			m.pending = make([]pendingStore[K, V], 0, hamt.WarmGroup)
+		}
+		b.pending = m.pending
+	}
+	defer func() { // also when fn panics
+		b.done = true
+		clear(b.pending) // keep no value alive
+		b.pending = nil
+	}()
 	fn(b)
 	m.commit(b)
 }

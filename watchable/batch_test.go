@@ -12,10 +12,24 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// A Batch applies its Stores in groups, descending the trie for a whole
-// group at once (see Batch.flush). These tests run batches far longer than
-// a group, so that Stores, Deletes, Loads and Lens fall on every side of a
-// group's boundary, and check that nothing of that shows.
+// A Batch on a large map applies its Stores in groups, descending the trie
+// for a whole group at once (see Batch.flush). These tests run batches far
+// longer than a group on maps large enough for grouping, so that Stores,
+// Deletes, Loads and Lens fall on every side of a group's boundary, and
+// check that nothing of that shows.
+
+// ballast is how many entries the tests put in a map, at keys from
+// ballastKey on, to make it large enough for grouping: more than the
+// 32,768 entries Batch asks for.
+const ballast, ballastKey = 1<<15 + 100, 1 << 30
+
+func withBallast[V any](m *watchable.Map[int, V], v V) {
+	m.Batch(func(b *watchable.Batch[int, V]) {
+		for i := range ballast {
+			b.Store(ballastKey+i, v)
+		}
+	})
+}
 
 // TestLongBatchesMatchAModel runs random long batches (stores, equal
 // stores, deletes, loads and lens, keys repeated within a batch) against a
@@ -26,11 +40,14 @@ func TestLongBatchesMatchAModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 2))
 	var m watchable.Map[int, int]
 	defer m.Close()
-	sub := m.Subscribe(t.Context())
-	seen := map[int]int{}
-	for _, u := range (<-sub).Updates {
-		seen[u.Key] = u.Value
+	withBallast(&m, -1)
+	keys := make([]int, 40)
+	for i := range keys {
+		keys[i] = i
 	}
+	sub := m.SubscribeKeys(t.Context(), keys...)
+	<-sub
+	seen := map[int]int{}
 	want := map[int]int{}
 	for round := range 60 {
 		before, held := m.State(), maps.Clone(want)
@@ -55,21 +72,24 @@ func TestLongBatchesMatchAModel(t *testing.T) {
 						t.Fatalf("round %d op %d: Load(%d) = %d, %v; want %d, %v", round, i, k, got, ok, w, had)
 					}
 				default:
-					if got := b.Len(); got != len(next) {
-						t.Fatalf("round %d op %d: Len = %d; want %d", round, i, got, len(next))
+					if got := b.Len(); got != ballast+len(next) {
+						t.Fatalf("round %d op %d: Len = %d; want %d", round, i, got, ballast+len(next))
 					}
 				}
 			}
 		})
 		changed := !maps.Equal(want, next)
 		want = next
-		if diff := cmp.Diff(want, m.LoadAll()); diff != "" {
+		if diff := cmp.Diff(want, small(m.State())); diff != "" {
 			t.Fatalf("round %d: contents (-want +got):\n%s", round, diff)
+		}
+		if m.Len() != ballast+len(want) {
+			t.Fatalf("round %d: Len = %d; want %d", round, m.Len(), ballast+len(want))
 		}
 		if wantRev := rev + map[bool]uint64{true: 1}[changed]; m.Revision() != wantRev {
 			t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), wantRev)
 		}
-		if !maps.Equal(before.Map(), held) {
+		if !maps.Equal(small(before), held) || before.Len() != ballast+len(held) {
 			t.Fatalf("round %d: a State taken before the batch changed", round)
 		}
 		select {
@@ -110,17 +130,19 @@ func TestLongBatchesMatchAModel(t *testing.T) {
 // group holds, some of them already applied to the batch's own nodes:
 // nothing reaches the map.
 func TestLongBatchPanicAppliesNothing(t *testing.T) {
-	var m watchable.Map[string, int]
+	var m watchable.Map[int, int]
 	defer m.Close()
+	withBallast(&m, -1)
 	for i := range 100 {
-		m.Store(fmt.Sprint(i), i)
+		m.Store(i, i)
 	}
 	rev, before := m.Revision(), m.LoadAll()
 	func() {
 		defer func() { _ = recover() }()
-		m.Batch(func(b *watchable.Batch[string, int]) {
+		m.Batch(func(b *watchable.Batch[int, int]) {
 			for i := range 1000 {
-				b.Store(fmt.Sprint(i%150), -i)
+				b.Store(i%150, -i)
+				b.Store(ballastKey+i, i)
 			}
 			panic("half way")
 		})
@@ -139,7 +161,8 @@ func TestLongBatchPanicAppliesNothing(t *testing.T) {
 func TestReadersNeverSeeHalfALongBatch(t *testing.T) {
 	var m watchable.Map[int, int]
 	defer m.Close()
-	const keys, batches = 300, 200
+	const keys, batches = 300, 100
+	withBallast(&m, -1)
 	m.Batch(func(b *watchable.Batch[int, int]) {
 		for k := range keys {
 			b.Store(k, 0)
@@ -161,13 +184,13 @@ func TestReadersNeverSeeHalfALongBatch(t *testing.T) {
 				}
 				s := m.State()
 				first, _ := s.Get(0)
-				for k, v := range s.All() {
-					if v != first {
+				for k := range keys {
+					if v, _ := s.Get(k); v != first {
 						errs <- fmt.Errorf("a State holds %d at key 0 and %d at key %d", first, v, k)
 						return
 					}
 				}
-				if s.Len() != keys {
+				if s.Len() != ballast+keys {
 					errs <- fmt.Errorf("a State holds %d keys", s.Len())
 					return
 				}
@@ -189,4 +212,15 @@ func TestReadersNeverSeeHalfALongBatch(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// small returns the entries of s below the ballast.
+func small(s watchable.State[int, int]) map[int]int {
+	out := map[int]int{}
+	for k := range 40 {
+		if v, ok := s.Get(k); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
