@@ -16,6 +16,54 @@ type Batch[K comparable, V any] struct {
 	// (dirty) and whether it makes a new revision (effective).
 	record           bool
 	dirty, effective bool
+
+	// group reports that the map is large enough for Stores to be applied
+	// in groups (see flush); pending holds those not applied yet, in
+	// order, at most hamt.WarmGroup of them. Its array is the map's,
+	// reused from batch to batch.
+	group   bool
+	pending []pendingStore[K, V]
+}
+
+// groupMin is the least number of entries for which a Batch groups its
+// Stores. Below it the trie is small enough to stay in cache (a few
+// hundred kilobytes at most), where a second descent per Store costs more
+// than lockstep descents save: a batch of 20 Stores into 10,000 entries
+// took about 20% longer grouped.
+const groupMin = 1 << 15
+
+// pendingStore is a Store the batch has deep-copied but not applied yet.
+type pendingStore[K comparable, V any] struct {
+	key K
+	val V
+}
+
+// flush applies the pending Stores, in the order they were made. Each
+// needs a descent of the trie to find the value it replaces, and in a large
+// map every descent is a chain of loads from cold memory; the group's
+// descents are first made together, level by level (hamt's Txn.Warm), so
+// that the processor fetches their nodes at once, and each Store then finds
+// its path in cache. Nothing about what the batch does changes: only when
+// its memory is read. Load, Len, Delete and the commit flush first, so
+// they see every Store made before them.
+func (b *Batch[K, V]) flush() {
+	n := len(b.pending)
+	if n == 0 {
+		return
+	}
+	var hs [hamt.WarmGroup]uint64
+	for i := range b.pending {
+		hs[i] = hamt.Hash(b.pending[i].key)
+	}
+	if n > 1 { // one descent gains nothing from being made twice
+		b.txn.Warm(hs[:n])
+	}
+	for i := range b.pending {
+		p := &b.pending[i]
+		b.storeHashed(p.key, hs[i], p.val)
+		*p = pendingStore[K, V]{} // keep no value alive
+	}
+	b.pending = b.pending[:0]
 }
 
 // add notes one write of the batch.
@@ -39,11 +87,19 @@ func (b *Batch[K, V]) live() {
 // rules as Map.Store.
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
-	b.store(key, DeepCopy(value))
+	value = DeepCopy(value)
+	if !b.group {
+		b.storeHashed(key, hamt.Hash(key), value)
+		return
+	}
+	if len(b.pending) == hamt.WarmGroup {
+		b.flush()
+	}
+	b.pending = append(b.pending, pendingStore[K, V]{key, value})
 }
 
-func (b *Batch[K, V]) store(key K, value V) {
-	old, ok := b.txn.Get(key)
+func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
+	old, ok := b.txn.GetHashed(key, h)
 	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
 	if ok && DeepEqual(old, value) {
 		if exactEqual[V]() {
@@ -51,13 +107,14 @@ func (b *Batch[K, V]) store(key K, value V) {
 		}
 		c.silent = true
 	}
-	b.txn.Set(key, value)
+	b.txn.SetHashed(key, h, value)
 	b.add(c)
 }
 
 // Delete removes key within the batch.
 func (b *Batch[K, V]) Delete(key K) {
 	b.live()
+	b.flush()
 	old, ok := b.txn.Get(key)
 	if !ok {
 		return
@@ -69,6 +126,7 @@ func (b *Batch[K, V]) Delete(key K) {
 // Load returns a deep copy of the value for key as the batch has it so far.
 func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
+	b.flush()
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
@@ -79,6 +137,7 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 // Len returns the number of entries as the batch has it so far.
 func (b *Batch[K, V]) Len() int {
 	b.live()
+	b.flush()
 	return b.txn.Len()
 }
 
@@ -90,8 +149,18 @@ func (b *Batch[K, V]) Len() int {
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched()}
-	defer func() { b.done = true }() // also when fn panics
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: m.live.Len() >= groupMin}
+	if b.group {
+		if m.pending == nil {
+			m.pending = make([]pendingStore[K, V], 0, hamt.WarmGroup)
+		}
+		b.pending = m.pending
+	}
+	defer func() { // also when fn panics
+		b.done = true
+		clear(b.pending) // keep no value alive
+		b.pending = nil
+	}()
 	fn(b)
 	m.commit(b)
 }
@@ -134,7 +203,11 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 
 // commit publishes a finished batch. m.mu is held.
 func (m *Map[K, V]) commit(b *Batch[K, V]) {
-	if m.closed || !b.dirty {
+	if m.closed {
+		return // the Txn is dropped: nothing it made was ever reachable
+	}
+	b.flush()
+	if !b.dirty {
 		return // the Txn is dropped: nothing it made was ever reachable
 	}
 	if !b.record {

@@ -115,3 +115,49 @@ func BenchmarkReplaceUnchanged(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSmallBatch measures a Batch of k Stores into a map of 10,000
+// entries, for the small batches translators and providers make: the
+// grouping that helps large batches (see Batch.flush) must not cost them.
+// val=big stores a 256-byte struct by value.
+func BenchmarkSmallBatch(b *testing.B) {
+	const n = 10_000
+	for _, k := range []int{1, 4, 20} {
+		b.Run(fmt.Sprintf("val=int/k=%d", k), func(b *testing.B) {
+			m := fill(n)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m.Batch(func(tx *watchable.Batch[int, int]) {
+					for range k {
+						i++
+						tx.Store(i%n, -i)
+					}
+				})
+			}
+		})
+		b.Run(fmt.Sprintf("val=big/k=%d", k), func(b *testing.B) {
+			var m watchable.Map[int, bigValue]
+			m.Batch(func(tx *watchable.Batch[int, bigValue]) {
+				for i := range n {
+					tx.Store(i, bigValue{})
+				}
+			})
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m.Batch(func(tx *watchable.Batch[int, bigValue]) {
+					for range k {
+						i++
+						tx.Store(i%n, bigValue{A: [31]int{i}})
+					}
+				})
+			}
+		})
+	}
+}
+
+type bigValue struct {
+	A [31]int
+	S string
+}

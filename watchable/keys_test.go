@@ -78,6 +78,51 @@ func TestSubscribeKeysEndsWithItsContext(t *testing.T) {
 	}
 }
 
+// TestSubscribeKeysManyOnOneKey keeps the first subscriber to a key in the
+// index's slot and the others beside it: whichever of them ends, in any
+// order, the rest keep receiving, and the key's entry goes with the last.
+func TestSubscribeKeysManyOnOneKey(t *testing.T) {
+	for _, order := range [][]int{{0, 1, 2}, {1, 0, 2}, {2, 1, 0}, {1, 2, 0}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			var m watchable.Map[int, int]
+			defer m.Close()
+			var subs []<-chan watchable.Snapshot[int, int]
+			var cancels []context.CancelFunc
+			for range 3 {
+				ctx, cancel := context.WithCancel(t.Context())
+				subs, cancels = append(subs, m.SubscribeKeys(ctx, 7, 8)), append(cancels, cancel)
+				next(t, subs[len(subs)-1])
+			}
+			ended := map[int]bool{}
+			for round, i := range order {
+				cancels[i]()
+				closed(t, subs[i])
+				ended[i] = true
+				m.Store(7, round)
+				for j := range subs {
+					if ended[j] {
+						continue
+					}
+					got := next(t, subs[j])
+					if diff := cmp.Diff([]watchable.Update[int, int]{{Key: 7, Value: round}}, got.Updates); diff != "" {
+						t.Fatalf("round %d, subscriber %d (-want +got):\n%s", round, j, diff)
+					}
+				}
+				if n, want := m.Subscribers(), 2-round; n != want {
+					t.Fatalf("Subscribers = %d; want %d", n, want)
+				}
+			}
+			// The index is empty now: a new subscriber starts it again.
+			again := m.SubscribeKeys(t.Context(), 8)
+			next(t, again)
+			m.Store(8, 1)
+			if got := next(t, again); len(got.Updates) != 1 {
+				t.Fatalf("a new subscriber got %+v", got)
+			}
+		})
+	}
+}
+
 // node is a pod-like value placed on a node; its Equal ignores Seen, like a
 // heartbeat, but not Node.
 type node struct {

@@ -36,6 +36,9 @@ type Map[K comparable, V any] struct {
 	uninitialized bool
 	init          initialization  // see init.go
 	keys          *keyIndex[K, V] // SubscribeKeys' index, made on first use
+	// pending is the array a Batch on a large map queues its Stores in
+	// (see Batch.flush), made on first use and kept empty between batches.
+	pending []pendingStore[K, V]
 
 	plainKind atomic.Uint32 // see plain.go
 }

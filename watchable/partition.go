@@ -114,6 +114,8 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
 	if others := p.subs[part]; len(others) > 0 {
 		s.view = others[0].view
+		// Shared now: neither may change those nodes in place.
+		others[0].viewOwn = 0
 	} else {
 		txn := hamt.Map[K, V]{}.Txn()
 		for k, v := range m.live.Peek().All() {

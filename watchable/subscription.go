@@ -115,6 +115,12 @@ type subscription[K comparable, V any] struct {
 	filtered bool
 	view     hamt.Map[K, V]
 	sealed   hamt.Sealed[K, V]
+	// viewOwn lets record change in place the view's nodes it made since
+	// the subscriber last took a snapshot (see hamt.Owner): no snapshot
+	// the subscriber has, nor one in the channel, holds them. Zero until
+	// the window's first change to the view; open forgets it when it finds
+	// the previous snapshot taken, and so does sharing the view.
+	viewOwn hamt.Owner
 
 	sent bool // a snapshot was put in ch and may still be there
 	// first reports that the snapshot in ch is the subscription's first,
@@ -169,6 +175,8 @@ func (s *subscription[K, V]) open() {
 				s.m.live.Unseal(s.sealed)
 			}
 		default: // read: the reader owns those updates now
+			// And that snapshot's State: the view's nodes are frozen.
+			s.viewOwn = 0
 			s.first = false
 			s.always = false
 			s.updates = nil
@@ -235,10 +243,24 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 		if !hadPrev && !hasAfter {
 			return
 		}
+		var own hamt.Owner
+		if !c.silent || hadPrev != hasAfter {
+			// Something to tell: open the window first, which takes back
+			// an unread snapshot. Then no snapshot in the channel or in the
+			// subscriber's hands holds the nodes this window made, and the
+			// view changes in place; a keyed subscriber's Store allocates
+			// nothing. (A silent change leaves the window, and any snapshot
+			// in the channel, alone: it copies.)
+			s.open()
+			if s.viewOwn == 0 {
+				s.viewOwn = hamt.NewOwner()
+			}
+			own = s.viewOwn
+		}
 		if hasAfter {
-			s.view = s.view.Set(c.key, after)
+			s.view = s.view.SetOwned(own, c.key, after)
 		} else {
-			s.view, _ = s.view.Delete(c.key)
+			s.view, _ = s.view.DeleteOwned(own, c.key)
 		}
 	}
 	if c.silent && hadPrev == hasAfter {

@@ -255,3 +255,111 @@ func TestWindowAcrossItsIndexThreshold(t *testing.T) {
 		t.Fatalf("final view (-map +rebuilt):\n%s", diff)
 	}
 }
+
+// TestFilteredSnapshotsNeverChange is TestUnreadSnapshotNeverChanges for
+// the subscriptions that keep a view of their own (keys, subset,
+// partition): a write changes a view in place while no snapshot the
+// subscriber has, or may take, holds it. Subscribers on other goroutines
+// read at their own pace, with -race; a second subscriber to a partition
+// shares the first one's view midway; heartbeat-like silent stores (equal
+// by Equal, different by value) land while snapshots sit unread. Every
+// State received must keep what it held.
+func TestFilteredSnapshotsNeverChange(t *testing.T) {
+	var m watchable.Map[int, pulse]
+	defer m.Close()
+	for k := range 64 {
+		m.Store(k, pulse{N: 0})
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	parts := watchable.PartitionBy(ctx, m.View(), func(k int, _ pulse) int { return k % 4 })
+	type got struct {
+		snap watchable.Snapshot[int, pulse]
+		had  map[int]pulse
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var all [][]got
+	read := func(sub <-chan watchable.Snapshot[int, pulse], every int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []got
+			i := 0
+			for snap := range sub {
+				mine = append(mine, got{snap, snap.State.Map()})
+				for range i % every * 100 {
+					// Dawdle now and then, so that writes find
+					// snapshots unread as well as taken.
+				}
+				i++
+			}
+			mu.Lock()
+			all = append(all, mine)
+			mu.Unlock()
+		}()
+	}
+	read(m.SubscribeKeys(ctx, 1, 2, 3), 3)
+	read(m.SubscribeKeys(ctx, 5), 2)
+	read(m.SubscribeSubset(ctx, func(k int, _ pulse) bool { return k%8 == 1 }), 5)
+	read(parts.Subscribe(ctx, 1), 4)
+	for i := range 20000 {
+		k := i * 7 % 64
+		switch {
+		case i%5 == 0:
+			old, _ := m.Load(k)
+			m.Store(k, pulse{N: old.N, Seen: i}) // silent when present
+		case i%13 == 0:
+			m.Delete(k)
+		default:
+			m.Store(k, pulse{N: i})
+		}
+		if i == 10000 {
+			read(parts.Subscribe(ctx, 1), 2) // shares the first's view
+		}
+	}
+	cancel()
+	wg.Wait()
+	for j, mine := range all {
+		if len(mine) < 2 {
+			t.Fatalf("subscriber %d received %d snapshots; want several", j, len(mine))
+		}
+		for i, g := range mine {
+			if diff := cmp.Diff(g.had, g.snap.State.Map()); diff != "" {
+				t.Fatalf("subscriber %d, snapshot %d (revision %d) changed after delivery (-received +now):\n%s", j, i, g.snap.Revision, diff)
+			}
+		}
+	}
+}
+
+// pulse is a heartbeat-like value: Equal ignores Seen.
+type pulse struct{ N, Seen int }
+
+func (b pulse) Equal(o pulse) bool { return b.N == o.N }
+
+// TestSharedPartitionViewNeverChanges subscribes to a partition whose
+// first subscriber has an unread snapshot, so that its view's nodes were
+// being changed in place: the newcomer shares that view, and neither may
+// change it in place afterwards.
+func TestSharedPartitionViewNeverChanges(t *testing.T) {
+	var m watchable.Map[int, int]
+	defer m.Close()
+	m.Store(1, 0)
+	m.Store(5, 0)
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(k, _ int) int { return k % 4 })
+	first := parts.Subscribe(t.Context(), 1)
+	<-first
+	m.Store(1, 1)
+	m.Store(1, 2) // takes back first's unread snapshot: its view changes in place
+	second := parts.Subscribe(t.Context(), 1)
+	snap := <-second
+	had := snap.State.Map()
+	m.Store(5, 3) // takes back first's snapshot again
+	m.Store(1, 4)
+	if diff := cmp.Diff(had, snap.State.Map()); diff != "" {
+		t.Fatalf("the second subscriber's first snapshot changed (-received +now):\n%s", diff)
+	}
+	if got := (<-first).State.Map(); !maps.Equal(got, map[int]int{1: 4, 5: 3}) {
+		t.Fatalf("the first subscriber's State = %v", got)
+	}
+}

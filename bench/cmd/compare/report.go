@@ -124,7 +124,8 @@ var sections = []section{
 		about: "A Store when S subscribers each watch one key of a map of 10,000 integers, every Store changing a watched key (so it concerns exactly one subscriber, whatever S), " +
 			"200,000 Stores a run, so that each of 10,000 subscribers sees 20 and the figure is the steady state rather than each subscription's first write. " +
 			"The subscribers never read, so the figure is the writer's work alone. how=keys is SubscribeKeys, indexed by key; how=subset is SubscribeSubset with a predicate per subscriber, " +
-			"which every Store asks of every subscriber. ÷ S=1 divides by the same how with one subscriber. switchyard only.",
+			"which every Store asks of every subscriber; how=none makes the same Stores with no subscription, a control for what cycling over S keys costs the map itself. " +
+			"÷ S=1 divides by the same how with one subscriber. switchyard only.",
 		bench: "BenchmarkKeyedSubscribers", units: []string{"ns/op", "B/op", "allocs/op"}, noPeer: true, relative: "S", base: "1",
 	},
 	{

@@ -60,3 +60,48 @@ func (m Map[K, V]) Same(o Map[K, V]) bool { return m.root == o.root }
 func single[K comparable, V any](own uint64, h uint64, e entry[K, V]) *node[K, V] {
 	return build(own, bitpos(h, 0), 0, []entry[K, V]{e}, nil)
 }
+
+// Owner lets SetOwned and DeleteOwned change in place the nodes that
+// earlier calls with the same Owner created, instead of copying them. Zero
+// owns nothing. An Owner is a promise by its holder: every Map that holds a
+// node created under it, other than the one passed to the next SetOwned or
+// DeleteOwned, is unreachable to everyone else (never handed out, or taken
+// back unseen). Once such a Map may have been seen, the holder must stop
+// using the Owner and take a new one; the nodes it created are then frozen
+// for good, since no Owner is ever issued twice.
+type Owner uint64
+
+// NewOwner returns an Owner never issued before.
+func NewOwner() Owner { return Owner(newOwner()) }
+
+// SetOwned is Set, except that the nodes own created are changed in place
+// (see Owner): replacing a value in such a node allocates nothing. With a
+// zero own it is Set.
+func (m Map[K, V]) SetOwned(own Owner, k K, v V) Map[K, V] {
+	h := hashOf(k)
+	if m.root == nil {
+		return Map[K, V]{root: single(uint64(own), h, entry[K, V]{k, v}), size: 1}
+	}
+	root, added := m.root.set(uint64(own), k, v, h, 0)
+	size := m.size
+	if added {
+		size++
+	}
+	return Map[K, V]{root: root, size: size}
+}
+
+// DeleteOwned is Delete, with nodes own created changed in place as in
+// SetOwned.
+func (m Map[K, V]) DeleteOwned(own Owner, k K) (Map[K, V], bool) {
+	if m.root == nil {
+		return m, false
+	}
+	root, found := m.root.del(uint64(own), k, hashOf(k), 0)
+	if !found {
+		return m, false
+	}
+	if m.size == 1 {
+		return Map[K, V]{}, true
+	}
+	return Map[K, V]{root: root, size: m.size - 1}, true
+}

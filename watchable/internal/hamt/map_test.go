@@ -185,3 +185,55 @@ func intRange(n int) func(func(int) bool) {
 		}
 	}
 }
+
+// TestOwnedChanges checks SetOwned and DeleteOwned: they agree with Set and
+// Delete (a random run against a Go map, shape checked), leave maps that
+// hold nodes of other owners alone, and change their own nodes in place,
+// so that replacing a value allocates nothing.
+func TestOwnedChanges(t *testing.T) {
+	base := buildMap(slices.Collect(intRange(300)), func(k int) int { return k })
+	own := NewOwner()
+	m := base
+	want := toGoMap(base)
+	for i := range 3000 {
+		k := i * 37 % 400
+		if i%7 == 0 {
+			var found bool
+			m, found = m.DeleteOwned(own, k)
+			if _, had := want[k]; found != had {
+				t.Fatalf("DeleteOwned(%d) = %v", k, found)
+			}
+			delete(want, k)
+		} else {
+			m = m.SetOwned(own, k, -i)
+			want[k] = -i
+		}
+		if i%500 == 0 {
+			own = NewOwner() // as a subscription does when its snapshot is taken
+		}
+	}
+	checkMap(t, m, want)
+	if err := invariants(m); err != nil {
+		t.Fatal(err)
+	}
+	if !sameShape(m, buildMap(slices.Collect(maps.Keys(want)), func(k int) int { return want[k] })) {
+		t.Fatal("owned changes left a shape a fresh build does not have")
+	}
+	checkMap(t, base, toGoMap(buildMap(slices.Collect(intRange(300)), func(k int) int { return k })))
+
+	own = NewOwner()
+	m = base.SetOwned(own, 1, 100) // copies base's path under own
+	before := m
+	if allocs := testing.AllocsPerRun(100, func() { m = m.SetOwned(own, 1, 200) }); allocs != 0 {
+		t.Fatalf("replacing a value in owned nodes allocates %v times", allocs)
+	}
+	if !m.Same(before) {
+		t.Fatal("replacing a value in owned nodes made a new root")
+	}
+	if v, _ := base.Get(1); v != 1 {
+		t.Fatalf("base changed: Get(1) = %d", v)
+	}
+	if m2 := m.SetOwned(0, 1, 300); m2.Same(m) {
+		t.Fatal("SetOwned with no owner changed the map in place")
+	}
+}

@@ -147,3 +147,59 @@ func TestTxnAllocatesLess(t *testing.T) {
 		t.Fatalf("Txn allocates %v times, Set %v", viaTxn, viaSet)
 	}
 }
+
+// TestTxnWarmAndHashed checks that the hashed Get and Set agree with the
+// plain ones and that Warm changes nothing, on ordinary paths, on paths
+// ending in collision nodes (every hash equal), on an empty Txn and with
+// entries of size zero.
+func TestTxnWarmAndHashed(t *testing.T) {
+	run := func(t *testing.T) {
+		base := buildMap(slices.Collect(intRange(200)), func(k int) int { return k })
+		want := toGoMap(base)
+		tx := base.Txn()
+		for round := range 20 {
+			var hs []uint64
+			var ks []int
+			for i := range WarmGroup + 3 {
+				k := (round*31 + i*7) % 260
+				ks, hs = append(ks, k), append(hs, Hash(k))
+			}
+			tx.Warm(hs)
+			for i, k := range ks {
+				got, ok := tx.GetHashed(k, hs[i])
+				w, had := want[k]
+				if got != w || ok != had {
+					t.Fatalf("GetHashed(%d) = %d, %v; want %d, %v", k, got, ok, w, had)
+				}
+				tx.SetHashed(k, hs[i], -k-round)
+				want[k] = -k - round
+			}
+		}
+		m := tx.Commit()
+		checkMap(t, m, want)
+		if err := invariants(m); err != nil {
+			t.Fatal(err)
+		}
+		checkMap(t, base, toGoMap(buildMap(slices.Collect(intRange(200)), func(k int) int { return k })))
+
+		empty := Map[int, int]{}.Txn()
+		empty.Warm([]uint64{Hash(1), Hash(2)})
+		empty.SetHashed(1, Hash(1), 1)
+		if v, ok := empty.GetHashed(1, Hash(1)); !ok || v != 1 {
+			t.Fatalf("GetHashed after SetHashed on an empty Txn = %d, %v", v, ok)
+		}
+	}
+	t.Run("spread", run)
+	t.Run("collisions", func(t *testing.T) {
+		useHash(t, func(k int) uint64 { return uint64(k % 3) })
+		run(t)
+	})
+	t.Run("zero-size", func(t *testing.T) {
+		type z struct{}
+		tx := Map[z, z]{}.Set(z{}, z{}).Txn()
+		tx.Warm([]uint64{Hash(z{})})
+		if _, ok := tx.GetHashed(z{}, Hash(z{})); !ok {
+			t.Fatal("zero-size key not found")
+		}
+	})
+}
