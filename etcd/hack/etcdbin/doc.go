@@ -1,0 +1,4 @@
+// Package etcdbin holds no code: its module pins the release that
+// ../etcd.sh builds (see go.mod). The package exists so that go vet ./...
+// run in this directory has something to check.
+package etcdbin
