@@ -237,3 +237,38 @@ func TestOwnedChanges(t *testing.T) {
 		t.Fatal("SetOwned with no owner changed the map in place")
 	}
 }
+
+// TestIterationStopsAnywhere stops the walk at many places of a map large
+// enough for eachChild to read children ahead: each stop must give exactly
+// the prefix of the whole walk, values included.
+func TestIterationStopsAnywhere(t *testing.T) {
+	const n = 5000
+	m := buildMap(slices.Collect(intRange(n)), func(k int) int { return -k })
+	type kv struct{ k, v int }
+	var full []kv
+	for k, v := range m.All() {
+		full = append(full, kv{k, v})
+	}
+	if len(full) != n {
+		t.Fatalf("All gave %d entries, want %d", len(full), n)
+	}
+	seen := map[int]bool{}
+	for _, e := range full {
+		if e.v != -e.k || seen[e.k] {
+			t.Fatalf("entry %v is wrong or repeated", e)
+		}
+		seen[e.k] = true
+	}
+	for stop := 1; stop <= n; stop += 1 + stop/7 {
+		var got []kv
+		for k, v := range m.All() {
+			got = append(got, kv{k, v})
+			if len(got) == stop {
+				break
+			}
+		}
+		if !slices.Equal(got, full[:stop]) {
+			t.Fatalf("stopping after %d gave a different prefix", stop)
+		}
+	}
+}

@@ -51,6 +51,20 @@ func loadVal[V any](p *V) V {
 	return *p
 }
 
+// loadValAs is loadVal for a caller that knows V's shape already: a loop
+// over many values asks shapeOf once, and this stays cheap enough to inline.
+func loadValAs[V any](p *V, sh shape) V {
+	switch sh {
+	case shapePointer:
+		x := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p)))
+		return *(*V)(unsafe.Pointer(&x))
+	case shapeWord:
+		x := atomic.LoadUint64((*uint64)(unsafe.Pointer(p)))
+		return *(*V)(unsafe.Pointer(&x))
+	}
+	return *p
+}
+
 // loadEntry reads an entry whose value a writer may be replacing in place.
 func loadEntry[K comparable, V any](e *entry[K, V]) entry[K, V] {
 	return entry[K, V]{key: e.key, val: loadVal(&e.val)}
