@@ -143,3 +143,36 @@ func TestSilentWriteThatMovesASubsetEntryIsEffective(t *testing.T) {
 		t.Fatalf("subset State holds %+v; want LastSeen 3", v)
 	}
 }
+
+// probe counts the calls of its Equal method.
+type probe struct{ calls *int }
+
+func (p probe) Equal(o probe) bool {
+	*p.calls++
+	return true
+}
+
+// TestDeepEqualComparesNearFieldsFirst checks that a struct's fields held in
+// the value itself are compared before those that need more reading: a
+// difference in an integer declared last is found without calling the
+// Equal method of a field declared first.
+func TestDeepEqualComparesNearFieldsFirst(t *testing.T) {
+	type obj struct {
+		P    probe
+		Name string
+		N    int
+	}
+	calls := 0
+	a := obj{P: probe{&calls}, Name: "a", N: 1}
+	b := obj{P: probe{&calls}, Name: "a", N: 2}
+	if watchable.DeepEqual(a, b) {
+		t.Fatal("DeepEqual of values whose N differ = true")
+	}
+	if calls != 0 {
+		t.Fatalf("Equal of the first field called %d times before the last field's difference was seen", calls)
+	}
+	b.N = 1
+	if !watchable.DeepEqual(a, b) || calls != 1 {
+		t.Fatalf("DeepEqual of equal values: want true after one Equal call, got %d calls", calls)
+	}
+}

@@ -1,7 +1,9 @@
 package watchable
 
 import (
+	"cmp"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
@@ -139,12 +141,29 @@ type part struct {
 	p    *plan // partPlan
 }
 
+// reach ranks how far comparing a part may read outside the value: 0 for
+// none, 1 for a string's bytes, 2 for memory a plan of its own follows.
+func (f part) reach() int {
+	switch f.kind {
+	case partString:
+		return 1
+	case partPlan:
+		return 2
+	}
+	return 0
+}
+
 // fieldsEq compares values of t part by part: numbers, strings and the
 // like directly, from one flat list of parts that runs through nested
 // structs and merges adjacent integers into runs of bytes, and the rest
 // with their own plans.
 func (b *builder) fieldsEq(t reflect.Type) eqFunc {
 	parts := mergeParts(b.parts(t, 0, nil, true), t.Align())
+	// Parts held in the value itself first, then strings, whose bytes may
+	// lie elsewhere, then the parts with plans of their own, which follow
+	// pointers: a difference found sooner costs fewer cache misses, and
+	// the order changes nothing else (comparing has no side effects).
+	slices.SortStableFunc(parts, func(a, b part) int { return cmp.Compare(a.reach(), b.reach()) })
 	return func(x, y unsafe.Pointer, tr eqTrail) bool {
 		return equalParts(parts, x, y, tr)
 	}
