@@ -54,6 +54,7 @@ type version[K comparable, V any] struct {
 	size  atomic.Int64
 	stamp atomic.Uint64
 	epoch uint64
+	shape shape // V's, asked once per version rather than once per Get
 
 	// status is nil while changes in place are allowed, &in while the
 	// writer makes the change described there, &frozen once frozen, and
@@ -152,7 +153,7 @@ func (l *Live[K, V]) Get(k K) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return n.get(k, hashOf(k))
+	return n.get(k, hashOf(k), v.shape)
 }
 
 // Len returns the number of entries in the current version. Any goroutine.
@@ -247,7 +248,7 @@ func (l *Live[K, V]) Restamp(stamp uint64) {
 }
 
 func (l *Live[K, V]) publish(root *node[K, V], size int, stamp uint64, epoch uint64) {
-	v := &version[K, V]{root: unsafe.Pointer(root), epoch: epoch}
+	v := &version[K, V]{root: unsafe.Pointer(root), epoch: epoch, shape: shapeOf[V]()}
 	v.size.Store(int64(size))
 	v.stamp.Store(stamp)
 	l.cur.Store(v)

@@ -18,7 +18,7 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return m.root.get(k, hashOf(k))
+	return m.root.get(k, hashOf(k), shapeOf[V]())
 }
 
 // Set returns a map with k set to v. O(log32 N) allocations of path nodes.

@@ -72,13 +72,15 @@ func (n *node[K, V]) singleton() bool {
 	return n.kids == nil && len(n.entries()) == 1
 }
 
-func (n *node[K, V]) get(k K, h uint64) (V, bool) {
+// get returns the value for k, whose hash is h, in the trie below n; sh is
+// V's shape (see shapeOf), which callers that look up often know already.
+func (n *node[K, V]) get(k K, h uint64, sh shape) (V, bool) {
 	for shift := uint(0); ; shift += bitsPerLevel {
 		if shift >= hashBits {
 			es := n.entries()
 			for i := range es {
 				if es[i].key == k {
-					return loadVal(&es[i].val), true
+					return loadValAs(&es[i].val, sh), true
 				}
 			}
 			break
@@ -87,7 +89,7 @@ func (n *node[K, V]) get(k K, h uint64) (V, bool) {
 		if n.dataMap&bit != 0 {
 			e := entryAt(n.ents, index(n.dataMap, bit))
 			if e.key == k {
-				return loadVal(&e.val), true
+				return loadValAs(&e.val, sh), true
 			}
 			break
 		}

@@ -99,7 +99,7 @@ func (t *Txn[K, V]) GetHashed(k K, h uint64) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return t.root.get(k, h)
+	return t.root.get(k, h, shapeOf[V]())
 }
 
 // SetHashed is Set for a key whose hash, Hash(k), is h.
