@@ -54,9 +54,9 @@ var plan = []run{
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=100$`, benchtime: "20000x", count: 5},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=10000$`, benchtime: "200x", count: 1},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=100000$`, benchtime: "20x", count: 1},
-	{bench: `^BenchmarkKeyedSubscribers$`, benchtime: "200000x", count: 3},
+	{bench: `^BenchmarkKeyedSubscribers$`, benchtime: "200000x", count: 5},
 	{bench: `^BenchmarkBurst$`, benchtime: "20x", count: 3},
-	{bench: `^BenchmarkIdleSubscriber$`, benchtime: "100000x", count: 3},
+	{bench: `^BenchmarkIdleSubscriber$`, benchtime: "100000x", count: 5},
 	{bench: `^BenchmarkMemory$`, benchtime: "1x", count: 1},
 	{bench: `^BenchmarkMemory$/^lib=(switchyard|peer)$/^val=int$`, benchtime: "1x", count: 1, sizes: large},
 	// Loads of integers cost tens of nanoseconds: long samples, as for the

@@ -649,7 +649,9 @@ func idleCost(t *table, lib string, n int) (float64, bool) {
 
 func writeTargets(w io.Writer, t *table) {
 	fmt.Fprintf(w, "## Targets\n\nThe targets of issue 14 (numbered as there), then those of the first benchmark issue. "+
-		"Each figure is a quotient of medians from this run; the sections below give the figures themselves.\n\n"+
+		"Each figure is a quotient of medians from this run; the sections below give the figures themselves. "+
+		"On a shared machine a quotient moves by 10–20%% from one run to the next, so a verdict that close to its "+
+		"threshold can come out the other way in another run.\n\n"+
 		"| target | measured | |\n|---|---|---|\n")
 	for _, tg := range targets(t) {
 		measured := tg.measured
