@@ -40,15 +40,7 @@ func shapeOf[V any]() shape {
 
 // loadVal reads a value that a writer may be replacing in place.
 func loadVal[V any](p *V) V {
-	switch shapeOf[V]() {
-	case shapePointer:
-		x := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p)))
-		return *(*V)(unsafe.Pointer(&x))
-	case shapeWord:
-		x := atomic.LoadUint64((*uint64)(unsafe.Pointer(p)))
-		return *(*V)(unsafe.Pointer(&x))
-	}
-	return *p
+	return loadValAs(p, shapeOf[V]())
 }
 
 // loadValAs is loadVal for a caller that knows V's shape already: a loop
