@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,101 +14,6 @@ import (
 	"github.com/switchyard-go/switchyard/provider/registry"
 	"github.com/switchyard-go/switchyard/provider/registry/client"
 )
-
-// process is a pipeline binary run by a test, its output lines kept.
-type process struct {
-	t      *testing.T
-	name   string
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	exited chan error
-
-	mu    sync.Mutex
-	lines []string
-	more  chan struct{} // closed and replaced at each line
-}
-
-// startProcess runs bin with args and the token in its environment, and
-// kills it when the test ends if it is still running.
-func startProcess(t *testing.T, name, bin string, args ...string) *process {
-	t.Helper()
-	p := &process{t: t, name: name, cmd: exec.Command(bin, args...), stderr: newSyncBuffer(), exited: make(chan error, 1), more: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN="+testToken)
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
-			close(p.more)
-			p.more = make(chan struct{})
-			p.mu.Unlock()
-		}
-		p.exited <- p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	return p
-}
-
-// waitLine waits for an output line matching re and returns it.
-func (p *process) waitLine(re string) string {
-	p.t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.After(60 * time.Second)
-	for seen := 0; ; {
-		p.mu.Lock()
-		lines, more := p.lines, p.more
-		p.mu.Unlock()
-		for ; seen < len(lines); seen++ {
-			if rx.MatchString(lines[seen]) {
-				return lines[seen]
-			}
-		}
-		select {
-		case <-more:
-		case err := <-p.exited:
-			p.t.Fatalf("%s exited (%v) before printing %q; output:\n%s\nstderr:\n%s", p.name, err, re, strings.Join(lines, "\n"), p.stderr.String())
-		case <-deadline:
-			p.t.Fatalf("%s: no line %q after 60s; output:\n%s\nstderr:\n%s", p.name, re, strings.Join(lines, "\n"), p.stderr.String())
-		}
-	}
-}
-
-// stop signals the process and checks that it exits with code 0.
-func (p *process) stop(sig syscall.Signal) {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatal(err)
-	}
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			p.t.Errorf("%s: exit after %v: %v\nstderr:\n%s", p.name, sig, err, p.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		p.t.Fatalf("%s still running 30s after %v", p.name, sig)
-	}
-}
-
-// kill kills the process, as a crash would.
-func (p *process) kill() {
-	p.t.Helper()
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
 
 // TestTwoPipelines runs the deployment of the design with the real
 // binary: one pipeline as the controller, one as its gateway
@@ -126,11 +27,12 @@ func TestTwoPipelines(t *testing.T) {
 	ctlAddr, gwAddr, gwControl := freeAddr(t), freeAddr(t), freeAddr(t)
 	controllerArgs := []string{"-gateway-addr", freeAddr(t), "-control-addr", ctlAddr, "-admin-addr", freeAddr(t),
 		"-demo=false", "-lease", "1s", "-log-level", "warn"}
-	ctl := startProcess(t, "controller", bin, controllerArgs...)
+	tokenEnv := []string{"SWITCHYARD_TOKEN=" + testToken}
+	ctl := startProcess(t, "controller", bin, tokenEnv, controllerArgs...)
 	ctl.waitLine("switchyard pipeline ready")
 	controller := "http://" + ctlAddr
 
-	gw := startProcess(t, "gateway", bin, "-registry-url", controller, "-gateway-addr", gwAddr, "-control-addr", gwControl,
+	gw := startProcess(t, "gateway", bin, tokenEnv, "-registry-url", controller, "-gateway-addr", gwAddr, "-control-addr", gwControl,
 		"-admin-addr", freeAddr(t), "-demo=false", "-log-level", "warn")
 	ready := gw.waitLine(`registry +remote controller`)
 	if !strings.Contains(ready, controller) || !strings.Contains(ready, "instance ") {
@@ -176,7 +78,7 @@ func TestTwoPipelines(t *testing.T) {
 	// The backend is gone too when the controller comes back, empty: the
 	// gateway follows the controller and answers 503 naming the service.
 	stopBackend()
-	ctl = startProcess(t, "controller (restarted)", bin, controllerArgs...)
+	ctl = startProcess(t, "controller (restarted)", bin, tokenEnv, controllerArgs...)
 	ctl.waitLine("switchyard pipeline ready")
 	r = waitGET(t, "http://"+gwAddr+"/inventory/items", "503 once the gateway follows the restarted controller", func(r httpReply) bool {
 		return r.status == 503
@@ -194,8 +96,8 @@ func TestTwoPipelines(t *testing.T) {
 	registerBackend()
 	waitGET(t, "http://"+gwAddr+"/inventory/items", "routed again", routed)
 
-	gw.stop(syscall.SIGTERM)
-	ctl.stop(syscall.SIGTERM)
+	gw.stop(syscall.SIGTERM, 30*time.Second)
+	ctl.stop(syscall.SIGTERM, 30*time.Second)
 }
 
 type httpReply struct {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,48 +23,9 @@ func TestBinaryNeverShowsTheTokens(t *testing.T) {
 	bin := buildBinary(t)
 	const token, discoveryToken = "tok-registration-7f3a9c2e51", "tok-discovery-b84d06e1f9"
 	gw, ctl, adm := freeAddr(t), freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "-gateway-addr", gw, "-control-addr", ctl, "-admin-addr", adm, "-log-level", "debug", "-lease", "1s")
-	cmd.Env = append(os.Environ(), "SWITCHYARD_TOKEN="+token, "SWITCHYARD_DISCOVERY_TOKEN="+discoveryToken)
-	stdout, stderr := newSyncBuffer(), newSyncBuffer()
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			fmt.Fprintln(stdout, sc.Text())
-			if strings.Contains(sc.Text(), "route resolved        petstore") {
-				select {
-				case <-ready:
-				default:
-					close(ready)
-				}
-			}
-		}
-		exited <- cmd.Wait()
-	}()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	select {
-	case <-ready:
-	case err := <-exited:
-		stopped = true
-		t.Fatalf("binary exited: %v\n%s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("not routing after 60s\n%s", stderr.String())
-	}
+	p := startProcess(t, "binary", bin, []string{"SWITCHYARD_TOKEN=" + token, "SWITCHYARD_DISCOVERY_TOKEN=" + discoveryToken},
+		"-gateway-addr", gw, "-control-addr", ctl, "-admin-addr", adm, "-log-level", "debug", "-lease", "1s")
+	p.waitLine("route resolved        petstore")
 
 	var answers []string
 	call := func(method, url, auth, body string) {
@@ -129,19 +87,8 @@ func TestBinaryNeverShowsTheTokens(t *testing.T) {
 		c.CloseNow()
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		stopped = true
-		if err != nil {
-			t.Errorf("exit: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("still running 30s after SIGTERM")
-	}
-	outputs := map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "answers": strings.Join(answers, "\n")}
+	p.stop(syscall.SIGTERM, 30*time.Second)
+	outputs := map[string]string{"stdout": strings.Join(p.output(), "\n"), "stderr": p.stderr.String(), "answers": strings.Join(answers, "\n")}
 	if !strings.Contains(outputs["stderr"], "refused a token") || !strings.Contains(outputs["answers"], "not_registered") {
 		t.Fatalf("the run did not go through refusals; stderr:\n%s\nanswers:\n%s", outputs["stderr"], outputs["answers"])
 	}
