@@ -28,8 +28,9 @@ func (m Map[K, V]) Keys() iter.Seq[K] {
 	}
 }
 
-// each calls yield for every entry below n, whose values have the shape sh, and reports false as soon as yield
-// does, so an early break stops the whole walk.
+// each calls yield for every entry below n, whose values have the shape
+// sh, and reports false as soon as yield does, so an early break stops the
+// whole walk.
 func (n *node[K, V]) each(yield func(K, V) bool, sh shape) bool {
 	es := n.entries()
 	for i := range es {
@@ -48,9 +49,10 @@ const maxGather = 64
 //
 // A large map's nodes lie scattered over memory, so walking them one after
 // the other would meet one cache miss at a time. Instead, the children's
-// nodes are read first, then their first entries, each pass in a loop whose
-// reads do not depend on one another: the processor overlaps those misses,
-// and the walk then finds the children in cache.
+// nodes are read first, then (in warm) their children's, then the
+// children's first and last entries, each pass a loop whose reads do not
+// depend on one another: the processor overlaps those misses, and the walk
+// then finds the children in cache.
 func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
 	kids := n.children()
 	if len(kids) < 2 || unsafe.Sizeof(entry[K, V]{}) > maxGather {
@@ -106,10 +108,12 @@ func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
 	return true
 }
 
-// warm reads the node and the first entry of every grandchild of the nodes
-// in kids, each pass over all of them before the next, so that their cache
-// misses overlap; it returns a value made of what it read, so that the reads
-// are not optimized away.
+// warm reads the node and the first and last entries of the grandchildren
+// of the nodes in kids (up to 256 of them), each pass over all of them
+// before the next, so that their cache misses overlap. It returns a value
+// made of what it read, and is never inlined, so that the reads are not
+// optimized away; it reads only keys, never values a writer may be
+// replacing in place.
 //
 //go:noinline
 func warm[K comparable, V any](kids []*node[K, V]) uintptr {
