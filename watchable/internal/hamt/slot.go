@@ -31,7 +31,10 @@ func shapeOf[V any]() shape {
 	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
 		return shapePointer
 	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr, reflect.Float64, reflect.Complex64:
-		if t.Size() == 8 {
+		// The word must be aligned to 8 for the atomic 64-bit load and
+		// store: complex64 is aligned to 4 only (as are 64-bit integers on
+		// 32-bit platforms), and an entry may put it at 4 mod 8.
+		if t.Size() == 8 && t.Align() == 8 {
 			return shapeWord
 		}
 	}
