@@ -26,13 +26,14 @@ type plan struct {
 	clone    cloneFunc // pointers and maps: copies what a non-nil one refers to
 
 	// Comparing.
-	rootEq   rootEq
-	eq       eqFunc    // compares the values at a and b; never nil
-	eqPtr    ptrEqFunc // pointers: compares what a and b point to, nil allowed
-	eqSlice  func(a, b sliceHeader, tr eqTrail) bool
-	eqMap    func(a, b unsafe.Pointer) bool // flat maps: compares two maps, nil allowed
-	exact    bool                           // equal values cannot be told apart
-	operator bool                           // == decides, and values are comparable
+	rootEq    rootEq
+	eq        eqFunc    // compares the values at a and b; never nil
+	eqPtr     ptrEqFunc // pointers: compares what a and b point to, nil allowed
+	eqSlice   func(a, b sliceHeader, tr eqTrail) bool
+	eqMap     func(a, b unsafe.Pointer) bool // flat maps: compares two maps, nil allowed
+	exact     bool                           // equal values cannot be told apart
+	operator  bool                           // == decides, and values are comparable
+	recursive bool                           // a value may lead back into itself: see eqTrail
 }
 
 // fixFunc turns the shallow copy at p (an assignment of the original) into
@@ -130,6 +131,7 @@ func (b *builder) plan(t reflect.Type) *plan {
 	p.shallow = !needsCopy(t)
 	p.exact = inexactPart(t, map[reflect.Type]bool{}) == nil
 	p.operator = flat(t) && t.Comparable() && !hasEqualMethods(t)
+	p.recursive = mayRecur(t, map[reflect.Type]bool{})
 	b.buildCopy(p)
 	b.buildEqual(p)
 	return p
@@ -146,6 +148,35 @@ var (
 // the noCopy markers of sync.WaitGroup and sync.Cond.
 func isLock(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(locker)
+}
+
+// mayRecur reports whether a value of t can lead back into itself: whether
+// t can reach a type that contains itself, through references, or an
+// interface, which may hold anything. seen maps the types the search is
+// inside of to true, and those it has found cannot recur to false; the
+// search ends at the first recurring type it finds.
+func mayRecur(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if inside, ok := seen[t]; ok {
+		return inside
+	}
+	seen[t] = true
+	recurs := false
+	switch t.Kind() {
+	case reflect.Interface:
+		recurs = true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		recurs = mayRecur(t.Elem(), seen)
+	case reflect.Map:
+		recurs = mayRecur(t.Key(), seen) || mayRecur(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField() && !recurs; i++ {
+			recurs = mayRecur(t.Field(i).Type, seen)
+		}
+	}
+	if !recurs {
+		seen[t] = false
+	}
+	return recurs
 }
 
 // flat reports whether values of t hold only numbers, booleans and strings

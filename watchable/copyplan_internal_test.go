@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -56,5 +57,38 @@ func TestPlanCopiesWithoutReflectionWhereItCan(t *testing.T) {
 	}
 	if p := planOf[struct{ N, M int }](); p.rootEq != rootOperator {
 		t.Errorf("a struct of ints is compared with %d; want ==", p.rootEq)
+	}
+}
+
+func TestMayRecur(t *testing.T) {
+	type leaf struct {
+		Name   string
+		Labels map[string]string
+		Ports  []struct{ Port int32 }
+	}
+	type shared struct{ A, B *leaf } // two paths to one type: no cycle
+	type list struct {
+		Next *list
+		V    int
+	}
+	type viaSlice struct{ Kids []viaSlice }
+	type holder struct{ X any }
+	for _, tc := range []struct {
+		t    reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[int](), false},
+		{reflect.TypeFor[*leaf](), false},
+		{reflect.TypeFor[shared](), false},
+		{reflect.TypeFor[map[string][]*leaf](), false},
+		{reflect.TypeFor[*list](), true},
+		{reflect.TypeFor[viaSlice](), true},
+		{reflect.TypeFor[holder](), true},
+		{reflect.TypeFor[map[string]any](), true},
+		{reflect.TypeFor[[]error](), true},
+	} {
+		if got := mayRecur(tc.t, map[reflect.Type]bool{}); got != tc.want {
+			t.Errorf("mayRecur(%v) = %v; want %v", tc.t, got, tc.want)
+		}
 	}
 }

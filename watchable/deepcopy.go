@@ -263,11 +263,11 @@ func DeepEqual[T any](a, b T) bool {
 		}
 		return any(a).(Equaler[T]).Equal(b)
 	case rootEqPointer:
-		return p.eqPtr(*(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b)), eqTrail{})
+		return p.eqPtr(*(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b)), p.rootTrail())
 	case rootEqMap:
 		return p.eqMap(*(*unsafe.Pointer)(unsafe.Pointer(&a)), *(*unsafe.Pointer)(unsafe.Pointer(&b)))
 	case rootEqSlice:
-		return p.eqSlice(*(*sliceHeader)(unsafe.Pointer(&a)), *(*sliceHeader)(unsafe.Pointer(&b)), eqTrail{})
+		return p.eqSlice(*(*sliceHeader)(unsafe.Pointer(&a)), *(*sliceHeader)(unsafe.Pointer(&b)), p.rootTrail())
 	case rootEqIface:
 		return equalInterface(a, b)
 	case rootEqPointerMethod:
@@ -279,7 +279,7 @@ func DeepEqual[T any](a, b T) bool {
 // equalInPlace compares a and b where they are. It is a function of its own
 // so that only values compared this way escape to the heap.
 func equalInPlace[T any](p *plan, a, b T) bool {
-	return p.eq(unsafe.Pointer(&a), unsafe.Pointer(&b), eqTrail{})
+	return p.eq(unsafe.Pointer(&a), unsafe.Pointer(&b), p.rootTrail())
 }
 
 // equalThroughPointer compares with the Equal method of *T.
@@ -305,7 +305,7 @@ func equalInterface[T any](a, b T) bool {
 		}
 		return c.Equal(b)
 	}
-	return equalDynamic(reflect.TypeFor[T](), x, y, eqTrail{})
+	return equalDynamic(reflect.TypeFor[T](), x, y, eqTrail{st: &eqState{}}) // an interface may hold anything
 }
 
 func isNilPointer(x any) bool {

@@ -130,10 +130,33 @@ func cycle() *refusal {
 
 // An eqTrail is a trail for comparisons. A pair of references compared
 // before is taken to be equal: if it is not, the first comparison of the
-// pair decides, so cyclic values compare in finite time.
+// pair decides (a difference anywhere makes the whole comparison false), so
+// cyclic values compare in finite time.
+//
+// Only values of types that can lead back into themselves (see
+// mayRecur) need one; for the others it is the zero eqTrail, which
+// remembers nothing: their depth is bounded by their type. The pairs are
+// remembered in a state shared by the whole comparison, siblings included,
+// once it has entered trackAfter references: a value whose references lead
+// back into it along several paths would otherwise be walked once per path,
+// and there are exponentially many.
 type eqTrail struct {
-	depth int
-	seen  map[eqVisit]struct{}
+	st *eqState
+}
+
+// eqState is what one comparison remembers; see eqTrail.
+type eqState struct {
+	entered int                  // references entered, until seen is made
+	seen    map[eqVisit]struct{} // pairs compared or being compared; nil until trackAfter
+}
+
+// rootTrail returns the trail a comparison of values of p's type starts
+// with.
+func (p *plan) rootTrail() eqTrail {
+	if p.recursive {
+		return eqTrail{st: &eqState{}}
+	}
+	return eqTrail{}
 }
 
 type eqVisit struct {
@@ -142,20 +165,23 @@ type eqVisit struct {
 }
 
 // enter is called before comparing what a and b of type t refer to. It
-// returns the trail for that, and false if the pair is already being
-// compared: the caller then takes them to be equal.
+// returns the trail for that, and false if the pair was compared before or
+// is being compared: the caller then takes them to be equal.
 func (tr eqTrail) enter(a, b unsafe.Pointer, t reflect.Type) (eqTrail, bool) {
-	tr.depth++
-	if tr.seen == nil {
-		if tr.depth < trackAfter {
+	st := tr.st
+	if st == nil {
+		return tr, true
+	}
+	if st.seen == nil {
+		if st.entered++; st.entered < trackAfter {
 			return tr, true
 		}
-		tr.seen = map[eqVisit]struct{}{}
+		st.seen = map[eqVisit]struct{}{}
 	}
 	v := eqVisit{a, b, t}
-	if _, again := tr.seen[v]; again {
+	if _, again := st.seen[v]; again {
 		return tr, false
 	}
-	tr.seen[v] = struct{}{}
+	st.seen[v] = struct{}{}
 	return tr, true
 }
