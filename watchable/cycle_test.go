@@ -19,37 +19,37 @@ func (b budget) Equal(budget) bool {
 	return true
 }
 
+// equalOnBudget returns DeepEqual(x, y), and fails the test if the
+// comparison makes more than 100,000 calls of budget.Equal (calls counts
+// them): a comparison that remembers the pairs it met makes a handful per
+// node, one walked once per path never ends.
+func equalOnBudget[T any](t *testing.T, x, y T, calls *int) (eq bool) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(overBudget); !ok {
+				panic(r)
+			}
+			t.Fatalf("DeepEqual made more than %d Equal calls and was still going", *calls-1)
+		}
+	}()
+	return watchable.DeepEqual(x, y)
+}
+
 // twoWay is a node whose two references both lead back to itself.
 type twoWay struct {
 	A, B *twoWay
 	C    budget
 }
 
-// TestDeepEqualCycleWithTwoBackEdges compares two equal one-node
-// values with two references back into themselves. DeepEqual promises that
-// such values are compared in finite time, but it remembers references only
-// beyond trackAfter (1000) levels, and a pair found equal in one branch is
-// forgotten by its sibling: every level below that depth is walked twice,
-// so the work grows as 2^depth and the comparison never ends in practice
-// (without the budget, it runs for hours). A handful of Equal calls per
-// node is what a comparison that remembers the pairs it met would make.
+// TestDeepEqualCycleWithTwoBackEdges compares two equal one-node values
+// with two references back into themselves: every level has twice as many
+// paths as the one above, and DeepEqual promises to end on cycles.
 func TestDeepEqualCycleWithTwoBackEdges(t *testing.T) {
 	calls := 0
 	x, y := &twoWay{C: budget{&calls}}, &twoWay{C: budget{&calls}}
 	x.A, x.B, y.A, y.B = x, x, y, y
-	var eq bool
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(overBudget); !ok {
-					panic(r)
-				}
-				t.Fatalf("DeepEqual of a one-node cycle made more than %d Equal calls and was still going", calls-1)
-			}
-		}()
-		eq = watchable.DeepEqual(x, y)
-	}()
-	if !eq {
+	if !equalOnBudget(t, x, y, &calls) {
 		t.Fatal("DeepEqual of equal cyclic values = false")
 	}
 }
@@ -85,19 +85,7 @@ func TestDeepEqualSharedReferences(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			x, y := diamonds(1200, 0, &calls), diamonds(1200, tc.last, &calls)
-			var eq bool
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						if _, ok := r.(overBudget); !ok {
-							panic(r)
-						}
-						t.Fatalf("DeepEqual of two diamond chains made more than %d Equal calls and was still going", calls-1)
-					}
-				}()
-				eq = watchable.DeepEqual(x, y)
-			}()
-			if eq != tc.want {
+			if eq := equalOnBudget(t, x, y, &calls); eq != tc.want {
 				t.Fatalf("DeepEqual = %v; want %v", eq, tc.want)
 			}
 		})
