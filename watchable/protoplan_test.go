@@ -1,0 +1,1253 @@
+package watchable_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/switchyard-go/switchyard/watchable"
+	"github.com/switchyard-go/switchyard/watchable/internal/testpb"
+)
+
+// These tests hold DeepCopy and DeepEqual on proto messages to what
+// proto.Clone and proto.Equal promise, whichever way watchable implements
+// them: DeepEqual(x, y) == proto.Equal(x, y) for any two messages of a type,
+// and DeepCopy(x) is proto.Equal to x and shares no memory with it.
+
+var protoSeed = flag.Uint64("protoseed", 1, "seed of the random messages in the proto differential tests")
+
+// pbPairs is how many pairs of random messages each type is tested with.
+const pbPairs = 1500
+
+// pbType runs the random tests for one message type M.
+type pbType struct {
+	name  string
+	pairs int
+	run   func(t *testing.T, g *pbGen, pairs int)
+}
+
+func pbTypeOf[M proto.Message](pairs int) pbType {
+	var zero M
+	return pbType{
+		name:  string(zero.ProtoReflect().Descriptor().FullName()),
+		pairs: pairs,
+		run:   pbRandomPairs[M],
+	}
+}
+
+// pbTypes are the message types of the random tests: every test message,
+// and standard ones whose shapes a program is likely to store.
+var pbTypes = []pbType{
+	pbTypeOf[*testpb.Scalars3](pbPairs),
+	pbTypeOf[*testpb.Composite3](pbPairs),
+	pbTypeOf[*testpb.Leaf3](pbPairs),
+	pbTypeOf[*testpb.Tree3](pbPairs),
+	pbTypeOf[*testpb.Empty3](pbPairs / 10),
+	pbTypeOf[*testpb.All2](pbPairs),
+	pbTypeOf[*testpb.Leaf2](pbPairs / 2),
+	pbTypeOf[*testpb.All2_Grp](pbPairs / 2),
+	pbTypeOf[*testpb.Extendable](pbPairs / 2), // not eligible for a fast path
+	pbTypeOf[*structpb.Struct](pbPairs),
+	pbTypeOf[*structpb.Value](pbPairs),
+	pbTypeOf[*wrapperspb.DoubleValue](pbPairs / 2),
+	pbTypeOf[*wrapperspb.BytesValue](pbPairs / 2),
+	pbTypeOf[*timestamppb.Timestamp](pbPairs / 2),
+	pbTypeOf[*descriptorpb.FileDescriptorProto](pbPairs / 3),
+}
+
+func TestProtoDifferential(t *testing.T) {
+	for _, pt := range pbTypes {
+		t.Run(pt.name, func(t *testing.T) {
+			t.Parallel()
+			pt.run(t, newPBGen(*protoSeed, pt.name), pt.pairs)
+		})
+	}
+}
+
+// pbHolder puts messages where a DeepCopy or DeepEqual plan meets them
+// below the top level.
+type pbHolder[M any] struct {
+	Msg   M
+	List  []M
+	ByKey map[string]M
+}
+
+// pbRandomPairs checks DeepEqual against proto.Equal on pairs of random
+// messages of type M, most of them a message and a slightly changed clone,
+// and checks DeepCopy on every message it makes.
+func pbRandomPairs[M proto.Message](t *testing.T, g *pbGen, pairs int) {
+	var nilM M
+	if c := watchable.DeepCopy(nilM); !reflect.ValueOf(c).IsNil() {
+		t.Fatalf("DeepCopy of a nil %T is not nil", nilM)
+	}
+	if !watchable.DeepEqual(nilM, nilM) {
+		t.Fatalf("DeepEqual of two nil %T is false", nilM)
+	}
+	if testing.Short() {
+		pairs /= 5
+	}
+	strict := pbFastPath()
+	equal, failures := 0, 0
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Errorf("seed %d: "+format, append([]any{*protoSeed}, args...)...)
+		if failures++; failures >= 5 {
+			t.FailNow()
+		}
+	}
+	for i := range pairs {
+		x := pbNew(g, nilM)
+		var y M
+		var log []string
+		switch g.r.IntN(50) {
+		case 0, 1, 2, 3, 4:
+			y = pbNew(g, nilM)
+			log = append(log, "independent")
+		case 5:
+			y = x
+			log = append(log, "the same message")
+		default:
+			y = proto.Clone(x).(M)
+			for range g.r.IntN(4) {
+				log = append(log, g.mutate(y.ProtoReflect()))
+			}
+		}
+		if g.r.IntN(20) == 0 {
+			if g.r.IntN(2) == 0 {
+				x = nilM
+			} else {
+				y = nilM
+			}
+			log = append(log, "one side nil")
+		}
+		want := proto.Equal(x, y)
+		if want {
+			equal++
+		}
+		report := func(what string, got bool) {
+			t.Helper()
+			fail("pair %d (changes: %s): %s = %v, proto.Equal = %v\nx: %s\ny: %s",
+				i, strings.Join(log, "; "), what, got, want, pbText(x), pbText(y))
+		}
+		if got := watchable.DeepEqual(x, y); got != want {
+			report("DeepEqual(x, y)", got)
+		}
+		if got := watchable.DeepEqual(y, x); got != want {
+			report("DeepEqual(y, x)", got)
+		}
+		if got := watchable.DeepEqual[proto.Message](x, y); got != want {
+			report("DeepEqual[proto.Message](x, y)", got)
+		}
+		if got := watchable.DeepEqual(pbHolder[M]{Msg: x}, pbHolder[M]{Msg: y}); got != want {
+			report("DeepEqual of structs holding x and y", got)
+		}
+		if got := watchable.DeepEqual([]M{x}, []M{y}); got != want {
+			report("DeepEqual([]M{x}, []M{y})", got)
+		}
+		if i%2 == 0 {
+			for _, m := range []M{x, y} {
+				if msg := pbCheckCopy(m, strict); msg != "" {
+					fail("pair %d (changes: %s): %s\nmessage: %s", i, strings.Join(log, "; "), msg, pbText(m))
+				}
+			}
+		}
+	}
+	// The generator is only useful while it makes both kinds of pairs.
+	if pairs >= 300 && (equal < pairs/10 || equal > pairs*9/10) {
+		t.Errorf("seed %d: %d of %d pairs are equal; the generator needs a better mix", *protoSeed, equal, pairs)
+	}
+}
+
+// pbFastPath reports whether DeepCopy copies generated messages itself,
+// rather than with proto.Clone: it keeps an empty list empty, which
+// proto.Clone never does. Two of DeepCopy's promises hold only then:
+// proto.Clone turns empty lists, maps and bytes nil and nil elements of
+// repeated bytes empty, and it drops an implicit-presence -0 (its merge
+// skips a float that == 0), so that its copy is not even proto.Equal to
+// the original. Until the fast path is in, the copy tests hold DeepCopy
+// to what proto.Clone does instead.
+var pbFastPath = sync.OnceValue(func() bool {
+	return watchable.DeepCopy(&testpb.Leaf3{Tags: []string{}}).Tags != nil
+})
+
+// pbCheckCopy copies x and describes what is wrong with the copy, if
+// anything.
+// The original must marshal (its strings be valid UTF-8) for the check
+// that changing the copy leaves it alone.
+func pbCheckCopy[M proto.Message](x M, strict bool) string {
+	before, marshalErr := pbMarshal(x)
+	c := watchable.DeepCopy(x)
+	if !proto.Equal(c, pbCopyReference(x)) {
+		return fmt.Sprintf("copy is not proto.Equal to the original\ncopy: %s", pbText(c))
+	}
+	if reflect.ValueOf(x).IsNil() {
+		return ""
+	}
+	if reflect.ValueOf(c).Pointer() == reflect.ValueOf(x).Pointer() {
+		return "copy is the original"
+	}
+	if d := pbSameShape("", reflect.ValueOf(x), reflect.ValueOf(c), strict, false); d != "" {
+		return "copy differs in shape from the original: " + d
+	}
+	hc := watchable.DeepCopy(pbHolder[M]{Msg: x, List: []M{x}, ByKey: map[string]M{"k": x}})
+	for _, m := range []M{hc.Msg, hc.List[0], hc.ByKey["k"]} {
+		if !proto.Equal(m, pbCopyReference(x)) {
+			return fmt.Sprintf("copy held in a struct is not proto.Equal to the original\ncopy: %s", pbText(m))
+		}
+		pbMutateAll(reflect.ValueOf(m))
+	}
+	pbMutateAll(reflect.ValueOf(c))
+	if marshalErr != nil {
+		return ""
+	}
+	after, err := pbMarshal(x)
+	if err != nil {
+		return fmt.Sprintf("marshal after changing the copy: %v", err)
+	}
+	if !bytes.Equal(before, after) {
+		return fmt.Sprintf("changing the copy changed the original; it is now %s", pbText(x))
+	}
+	return ""
+}
+
+// pbCopyReference returns what a copy of x must be proto.Equal to: x
+// itself, or, while DeepCopy uses proto.Clone, proto.Clone's copy.
+func pbCopyReference[M proto.Message](x M) M {
+	if pbFastPath() {
+		return x
+	}
+	return proto.Clone(x).(M)
+}
+
+func pbMarshal(m proto.Message) ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true, AllowPartial: true}.Marshal(m)
+}
+
+func pbText(m proto.Message) string {
+	if reflect.ValueOf(m).IsNil() {
+		return fmt.Sprintf("(%T)(nil)", m)
+	}
+	return fmt.Sprintf("%T{%s}", m, prototext.MarshalOptions{EmitUnknown: true}.Format(m))
+}
+
+// pbEligible reports whether the generated struct t is one the fast path
+// is for: its only fields are the runtime's state, sizeCache and
+// unknownFields, and exported fields tagged protobuf or protobuf_oneof.
+func pbEligible(t reflect.Type) bool {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch {
+		case f.Name == "state" || f.Name == "sizeCache" || f.Name == "unknownFields":
+		case f.IsExported() && (f.Tag.Get("protobuf") != "" || f.Tag.Get("protobuf_oneof") != ""):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func pbIsMessage(t reflect.Type) bool {
+	return t.Kind() == reflect.Pointer && t.Implements(reflect.TypeFor[proto.Message]())
+}
+
+// pbSameShape compares the Go values of a message and its copy where
+// proto.Equal does not look: the copy shares no pointer, backing array, map
+// or oneof wrapper with the original, and, when strict, nil slices, maps
+// and bytes stay nil and empty ones stay empty. Below a type that is not
+// eligible for the fast path it checks nothing more: proto.Clone copies
+// those. A nil message in a list, a map or a oneof (elem) may be copied as
+// an empty one, which proto.Equal deems equal to it.
+func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() != b.IsNil() {
+			if elem && pbIsMessage(a.Type()) {
+				return ""
+			}
+			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
+		}
+		if a.IsNil() {
+			return ""
+		}
+		if !pbIsMessage(a.Type()) {
+			if a.Pointer() == b.Pointer() {
+				return path + ": copy shares the pointer"
+			}
+			return ""
+		}
+		if !pbEligible(a.Type().Elem()) {
+			return ""
+		}
+		ua := a.Interface().(proto.Message).ProtoReflect().GetUnknown()
+		ub := b.Interface().(proto.Message).ProtoReflect().GetUnknown()
+		if !bytes.Equal(ua, ub) {
+			return fmt.Sprintf("%s: unknown fields %x, copy %x", path, ua, ub)
+		}
+		return pbSameFields(path, a.Elem(), b.Elem(), strict)
+	case reflect.Interface: // a oneof
+		an := a.IsNil() || a.Elem().IsNil()
+		bn := b.IsNil() || b.Elem().IsNil()
+		if an || bn {
+			if an != bn {
+				return fmt.Sprintf("%s: oneof unset %v, copy unset %v", path, an, bn)
+			}
+			return ""
+		}
+		if a.Elem().Type() != b.Elem().Type() {
+			return fmt.Sprintf("%s: oneof holds %v, copy %v", path, a.Elem().Type(), b.Elem().Type())
+		}
+		if a.Elem().Pointer() == b.Elem().Pointer() {
+			return path + ": copy shares the oneof wrapper"
+		}
+		f := a.Elem().Elem().Type().Field(0).Name
+		return pbSameShape(path+"."+f, a.Elem().Elem().Field(0), b.Elem().Elem().Field(0), strict, true)
+	case reflect.Slice:
+		if strict && a.IsNil() != b.IsNil() {
+			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: length %d, copy %d", path, a.Len(), b.Len())
+		}
+		if a.Len() > 0 && a.Pointer() == b.Pointer() {
+			return path + ": copy shares the backing array"
+		}
+		for i := range a.Len() {
+			if d := pbSameShape(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), strict, true); d != "" {
+				return d
+			}
+		}
+	case reflect.Map:
+		if strict && a.IsNil() != b.IsNil() {
+			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: length %d, copy %d", path, a.Len(), b.Len())
+		}
+		if a.Len() > 0 && a.Pointer() == b.Pointer() {
+			return path + ": copy shares the map"
+		}
+		for _, k := range a.MapKeys() {
+			if d := pbSameShape(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k), strict, true); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// pbSameFields compares the exported fields of two generated structs.
+func pbSameFields(path string, a, b reflect.Value, strict bool) string {
+	for i := range a.NumField() {
+		if !a.Type().Field(i).IsExported() {
+			continue
+		}
+		if d := pbSameShape(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i), strict, false); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// pbMutateAll changes, in place, every part of a message it can reach:
+// each scalar, each byte, each element and map value, nested messages,
+// oneof contents and unknown fields. Whatever a copy shares with its
+// original shows in the original afterwards.
+func pbMutateAll(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		if pbIsMessage(v.Type()) {
+			m := v.Interface().(proto.Message).ProtoReflect()
+			u := m.GetUnknown()
+			for i := range u {
+				u[i] ^= 0xff
+			}
+			m.SetUnknown(protowire.AppendVarint(protowire.AppendTag(u, 9999, protowire.VarintType), 1))
+		}
+		pbMutateAll(v.Elem())
+	case reflect.Interface:
+		if !v.IsNil() {
+			pbMutateAll(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				pbMutateAll(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			pbMutateAll(v.Index(i))
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		for _, k := range keys {
+			e := v.MapIndex(k)
+			if e.Kind() == reflect.Pointer || e.Kind() == reflect.Slice {
+				pbMutateAll(e) // in place, through the pointer or backing array
+				continue
+			}
+			n := reflect.New(e.Type()).Elem()
+			n.Set(e)
+			pbMutateAll(n)
+			v.SetMapIndex(k, n)
+		}
+		if len(keys) > 0 {
+			k := reflect.New(keys[0].Type()).Elem()
+			k.Set(keys[0])
+			pbMutateAll(k)
+			v.SetMapIndex(k, reflect.Zero(v.Type().Elem()))
+		}
+	case reflect.Bool:
+		if v.CanSet() {
+			v.SetBool(!v.Bool())
+		}
+	case reflect.Int32, reflect.Int64:
+		if v.CanSet() {
+			v.SetInt(v.Int() + 1)
+		}
+	case reflect.Uint8, reflect.Uint32, reflect.Uint64:
+		if v.CanSet() {
+			v.SetUint(v.Uint() ^ 0xff)
+		}
+	case reflect.Float32, reflect.Float64:
+		if v.CanSet() {
+			if v.Float() == 7.5 {
+				v.SetFloat(8.5)
+			} else {
+				v.SetFloat(7.5)
+			}
+		}
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(v.String() + "~")
+		}
+	}
+}
+
+// pbGen makes random messages and random small changes to them, driven
+// by descriptors, so that it covers every field of every type. Its values
+// favour the ones that tell fast paths apart: zeros of both signs, NaNs,
+// nil and empty bytes, lists and maps.
+type pbGen struct {
+	r *rand.Rand
+}
+
+func newPBGen(seed uint64, name string) *pbGen {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return &pbGen{r: rand.New(rand.NewPCG(seed, h.Sum64()))}
+}
+
+// pbMaxDepth bounds how deep random messages nest.
+const pbMaxDepth = 3
+
+// pbNew returns a random message of like's type.
+func pbNew[M proto.Message](g *pbGen, like M) M {
+	pm := like.ProtoReflect().Type().New()
+	g.fill(pm, 0)
+	return pm.Interface().(M)
+}
+
+func (g *pbGen) fill(m protoreflect.Message, depth int) {
+	p := []float64{0.5, 0.35, 0.2, 0.1}[depth]
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+			continue
+		}
+		if g.r.Float64() < p {
+			g.set(m, fd, depth)
+		}
+	}
+	oneofs := m.Descriptor().Oneofs()
+	for i := range oneofs.Len() {
+		if od := oneofs.Get(i); !od.IsSynthetic() && g.r.Float64() < p {
+			g.set(m, od.Fields().Get(g.r.IntN(od.Fields().Len())), depth)
+		}
+	}
+	if g.r.IntN(8) == 0 {
+		m.SetUnknown(g.unknown())
+	}
+	if g.r.IntN(4) == 0 {
+		g.emptyOrNil(m)
+	}
+}
+
+// set gives field fd of m a random value; a list or map gets a few more
+// entries.
+func (g *pbGen) set(m protoreflect.Message, fd protoreflect.FieldDescriptor, depth int) {
+	if fd.Message() != nil && depth >= pbMaxDepth {
+		return
+	}
+	switch {
+	case fd.IsList():
+		l := m.Mutable(fd).List()
+		for range g.r.IntN(4) {
+			l.Append(g.value(fd, l.NewElement, depth))
+		}
+	case fd.IsMap():
+		mp := m.Mutable(fd).Map()
+		for range g.r.IntN(4) {
+			mp.Set(g.scalar(fd.MapKey()).MapKey(), g.value(fd.MapValue(), mp.NewValue, depth))
+		}
+	default:
+		m.Set(fd, g.value(fd, func() protoreflect.Value { return m.NewField(fd) }, depth))
+	}
+}
+
+// value returns a random value for fd; newMessage makes an empty message
+// where fd holds messages.
+func (g *pbGen) value(fd protoreflect.FieldDescriptor, newMessage func() protoreflect.Value, depth int) protoreflect.Value {
+	if fd.Message() == nil {
+		return g.scalar(fd)
+	}
+	v := newMessage()
+	if depth+1 <= pbMaxDepth {
+		g.fill(v.Message(), depth+1)
+	}
+	return v
+}
+
+func (g *pbGen) scalar(fd protoreflect.FieldDescriptor) protoreflect.Value {
+	pick := func(n int) int { return g.r.IntN(n) }
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return protoreflect.ValueOfBool(pick(2) == 0)
+	case protoreflect.EnumKind:
+		vals := fd.Enum().Values()
+		if pick(5) == 0 {
+			return protoreflect.ValueOfEnum(99) // unknown to the enum
+		}
+		return protoreflect.ValueOfEnum(vals.Get(pick(vals.Len())).Number())
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return protoreflect.ValueOfInt32([]int32{0, 1, -1, math.MinInt32, math.MaxInt32, g.r.Int32()}[pick(6)])
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64([]int64{0, 1, -1, math.MinInt64, math.MaxInt64, g.r.Int64()}[pick(6)])
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return protoreflect.ValueOfUint32([]uint32{0, 1, math.MaxUint32, g.r.Uint32()}[pick(4)])
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return protoreflect.ValueOfUint64([]uint64{0, 1, math.MaxUint64, g.r.Uint64()}[pick(4)])
+	case protoreflect.FloatKind:
+		return protoreflect.ValueOfFloat32(float32(g.float()))
+	case protoreflect.DoubleKind:
+		return protoreflect.ValueOfFloat64(g.float())
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString([]string{"", "a", "route-42", "héllo", fmt.Sprintf("s%x", g.r.Uint32())}[pick(5)])
+	case protoreflect.BytesKind:
+		return protoreflect.ValueOfBytes(g.bytes())
+	}
+	panic(fmt.Sprintf("no random value for %v", fd.Kind()))
+}
+
+var (
+	pbNegZero = math.Copysign(0, -1)
+	pbNaN2    = math.Float64frombits(0x7ff8000000000001) // a NaN with another payload
+)
+
+func (g *pbGen) float() float64 {
+	return []float64{0, pbNegZero, math.NaN(), pbNaN2, math.Inf(1), math.Inf(-1), 1.5, g.r.NormFloat64() * 1e3}[g.r.IntN(8)]
+}
+
+func (g *pbGen) bytes() []byte {
+	switch g.r.IntN(5) {
+	case 0:
+		return nil
+	case 1:
+		return []byte{}
+	case 2:
+		return []byte{0}
+	}
+	b := make([]byte, 1+g.r.IntN(8))
+	for i := range b {
+		b[i] = byte(g.r.Uint32())
+	}
+	return b
+}
+
+// unknown returns a few unknown fields, of numbers no test message uses.
+func (g *pbGen) unknown() []byte {
+	var b []byte
+	for range 1 + g.r.IntN(3) {
+		num := protowire.Number(5000 + g.r.IntN(3))
+		switch g.r.IntN(4) {
+		case 0:
+			b = protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), g.r.Uint64N(300))
+		case 1:
+			b = protowire.AppendFixed32(protowire.AppendTag(b, num, protowire.Fixed32Type), g.r.Uint32())
+		case 2:
+			b = protowire.AppendFixed64(protowire.AppendTag(b, num, protowire.Fixed64Type), g.r.Uint64())
+		default:
+			b = protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), g.bytes())
+		}
+	}
+	return b
+}
+
+// pbSlot is a place in a message's Go struct that a change can set: a
+// field, an element of a list, or a value in a map.
+type pbSlot struct {
+	v      reflect.Value // addressable, unless in a map
+	m, key reflect.Value // the map and key, for a map value
+	elem   bool          // in a list, a map or a oneof
+}
+
+func (s pbSlot) get() reflect.Value {
+	if s.m.IsValid() {
+		return s.m.MapIndex(s.key)
+	}
+	return s.v
+}
+
+func (s pbSlot) set(v reflect.Value) {
+	if s.m.IsValid() {
+		s.m.SetMapIndex(s.key, v)
+	} else {
+		s.v.Set(v)
+	}
+}
+
+func (s pbSlot) typ() reflect.Type { return s.get().Type() }
+
+// pbSlots lists the places in m's own Go struct (not in nested messages):
+// each field, each element and map value, the contents of a set oneof,
+// and what a scalar pointer points to.
+func pbSlots(m protoreflect.Message) []pbSlot {
+	var out []pbSlot
+	var walk func(v reflect.Value, elem bool)
+	walk = func(v reflect.Value, elem bool) {
+		out = append(out, pbSlot{v: v, elem: elem})
+		switch v.Kind() {
+		case reflect.Slice:
+			if v.Type().Elem().Kind() != reflect.Uint8 {
+				for i := range v.Len() {
+					out = append(out, pbSlot{v: v.Index(i), elem: true})
+				}
+			}
+		case reflect.Map:
+			for _, k := range v.MapKeys() {
+				out = append(out, pbSlot{m: v, key: k, elem: true})
+			}
+		case reflect.Pointer:
+			if !v.IsNil() && !pbIsMessage(v.Type()) {
+				out = append(out, pbSlot{v: v.Elem()})
+			}
+		case reflect.Interface:
+			if !v.IsNil() && !v.Elem().IsNil() {
+				walk(v.Elem().Elem().Field(0), true)
+			}
+		}
+	}
+	sv := reflect.ValueOf(m.Interface()).Elem()
+	for i := range sv.NumField() {
+		if sv.Type().Field(i).IsExported() {
+			walk(sv.Field(i), false)
+		}
+	}
+	return out
+}
+
+// emptyOrNil turns some of m's nil lists, maps and bytes empty, and some
+// empty ones nil: differences proto.Equal sees only where bytes have
+// explicit presence.
+func (g *pbGen) emptyOrNil(m protoreflect.Message) {
+	for _, s := range pbSlots(m) {
+		if k := s.typ().Kind(); (k == reflect.Slice || k == reflect.Map) && s.get().Len() == 0 && g.r.IntN(2) == 0 {
+			s.set(pbFlipNil(s.get()))
+		}
+	}
+}
+
+func pbFlipNil(v reflect.Value) reflect.Value {
+	switch {
+	case !v.IsNil():
+		return reflect.Zero(v.Type())
+	case v.Kind() == reflect.Map:
+		return reflect.MakeMap(v.Type())
+	}
+	return reflect.MakeSlice(v.Type(), 0, 0)
+}
+
+// pbMessages lists m and the messages in it.
+func pbMessages(m protoreflect.Message) []protoreflect.Message {
+	out := []protoreflect.Message{m}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := range v.List().Len() {
+				if e := v.List().Get(i).Message(); e.IsValid() {
+					out = append(out, pbMessages(e)...)
+				}
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, e protoreflect.Value) bool {
+				if e.Message().IsValid() {
+					out = append(out, pbMessages(e.Message())...)
+				}
+				return true
+			})
+		case fd.Message() != nil && !fd.IsMap() && v.Message().IsValid():
+			out = append(out, pbMessages(v.Message())...)
+		}
+		return true
+	})
+	return out
+}
+
+// mutate makes one small change somewhere in root, often one proto.Equal
+// does not see, and describes it.
+func (g *pbGen) mutate(root protoreflect.Message) string {
+	all := pbMessages(root)
+	m := all[g.r.IntN(len(all))]
+	name := string(m.Descriptor().Name())
+	fields := m.Descriptor().Fields()
+	if fields.Len() == 0 {
+		m.SetUnknown(g.unknown())
+		return name + ": new unknown fields"
+	}
+	slots := pbSlots(m)
+	pickSlot := func(ok func(pbSlot) bool) (pbSlot, bool) {
+		var c []pbSlot
+		for _, s := range slots {
+			if ok(s) {
+				c = append(c, s)
+			}
+		}
+		if len(c) == 0 {
+			return pbSlot{}, false
+		}
+		return c[g.r.IntN(len(c))], true
+	}
+	switch g.r.IntN(9) {
+	case 0:
+		fd := fields.Get(g.r.IntN(fields.Len()))
+		g.set(m, fd, pbMaxDepth-1)
+		return fmt.Sprintf("%s: set %s", name, fd.Name())
+	case 1:
+		fd := fields.Get(g.r.IntN(fields.Len()))
+		m.Clear(fd)
+		return fmt.Sprintf("%s: clear %s", name, fd.Name())
+	case 2:
+		if s, ok := pickSlot(func(s pbSlot) bool {
+			k := s.typ().Kind()
+			return (k == reflect.Slice || k == reflect.Map) && s.get().Len() == 0
+		}); ok {
+			s.set(pbFlipNil(s.get()))
+			return fmt.Sprintf("%s: nil/empty %v", name, s.typ())
+		}
+	case 3:
+		if s, ok := pickSlot(func(s pbSlot) bool {
+			k := s.typ().Kind()
+			return k == reflect.Float32 || k == reflect.Float64
+		}); ok {
+			f := s.get().Float()
+			n := []float64{-f, pbNegZero, 0, math.NaN(), pbNaN2}[g.r.IntN(5)]
+			v := reflect.New(s.typ()).Elem()
+			v.SetFloat(n)
+			s.set(v)
+			return fmt.Sprintf("%s: float %v to %v", name, f, n)
+		}
+	case 4:
+		return name + ": " + g.mutateUnknown(m)
+	case 5:
+		if desc := g.mutateOneof(m); desc != "" {
+			return name + ": " + desc
+		}
+	case 6:
+		if s, ok := pickSlot(func(s pbSlot) bool { return s.elem && pbIsMessage(s.typ()) }); ok {
+			s.set(reflect.Zero(s.typ()))
+			return fmt.Sprintf("%s: nil %v in a list, map or oneof", name, s.typ())
+		}
+	case 7:
+		for i := range fields.Len() {
+			fd := fields.Get(i)
+			if !fd.IsMap() || m.Get(fd).Map().Len() == 0 {
+				continue
+			}
+			mp := m.Mutable(fd).Map()
+			var key protoreflect.MapKey
+			mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool { key = k; return false })
+			mp.Clear(key)
+			return fmt.Sprintf("%s: delete %v from %s", name, key, fd.Name())
+		}
+	}
+	s := slots[g.r.IntN(len(slots))]
+	if k := s.typ().Kind(); k == reflect.Slice || k == reflect.Map {
+		if s.get().Len() == 0 {
+			s.set(pbFlipNil(s.get()))
+			return fmt.Sprintf("%s: nil/empty %v", name, s.typ())
+		}
+	}
+	fd := fields.Get(g.r.IntN(fields.Len()))
+	g.set(m, fd, pbMaxDepth-1)
+	return fmt.Sprintf("%s: set %s", name, fd.Name())
+}
+
+// mutateUnknown reorders, changes or replaces m's unknown fields.
+func (g *pbGen) mutateUnknown(m protoreflect.Message) string {
+	var recs [][]byte
+	for b := m.GetUnknown(); len(b) > 0; {
+		_, _, n := protowire.ConsumeField(b)
+		recs = append(recs, b[:n:n])
+		b = b[n:]
+	}
+	if len(recs) < 2 || g.r.IntN(3) == 0 {
+		m.SetUnknown(g.unknown())
+		return "new unknown fields"
+	}
+	if g.r.IntN(2) == 0 {
+		g.r.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+		m.SetUnknown(bytes.Join(recs, nil))
+		return "unknown fields shuffled"
+	}
+	m.SetUnknown(bytes.Join(recs[1:], nil))
+	return "first unknown field dropped"
+}
+
+// mutateOneof sets a oneof of m to what protoreflect cannot: a typed nil
+// wrapper, or a wrapper holding a nil message.
+func (g *pbGen) mutateOneof(m protoreflect.Message) string {
+	oneofs := m.Descriptor().Oneofs()
+	var real []protoreflect.OneofDescriptor
+	for i := range oneofs.Len() {
+		if !oneofs.Get(i).IsSynthetic() {
+			real = append(real, oneofs.Get(i))
+		}
+	}
+	if len(real) == 0 {
+		return ""
+	}
+	od := real[g.r.IntN(len(real))]
+	fd := od.Fields().Get(g.r.IntN(od.Fields().Len()))
+	m.Set(fd, g.value(fd, func() protoreflect.Value { return m.NewField(fd) }, pbMaxDepth))
+	iface := pbOneofField(m, od)
+	if fd.Message() != nil && g.r.IntN(2) == 0 {
+		w := iface.Elem().Elem().Field(0)
+		w.Set(reflect.Zero(w.Type()))
+		return fmt.Sprintf("oneof %s holds a nil %s", od.Name(), fd.Name())
+	}
+	iface.Set(reflect.Zero(iface.Elem().Type()))
+	return fmt.Sprintf("oneof %s is a typed nil %s", od.Name(), fd.Name())
+}
+
+func pbOneofField(m protoreflect.Message, od protoreflect.OneofDescriptor) reflect.Value {
+	sv := reflect.ValueOf(m.Interface()).Elem()
+	for i := range sv.NumField() {
+		if sv.Type().Field(i).Tag.Get("protobuf_oneof") == string(od.Name()) {
+			return sv.Field(i)
+		}
+	}
+	panic(fmt.Sprintf("no Go field for oneof %s", od.FullName()))
+}
+
+// pbEqCase is a pair of messages of one type whose equality is known.
+type pbEqCase struct {
+	name  string
+	want  bool // what proto.Equal says
+	x, y  proto.Message
+	check func(t *testing.T, want bool) // checks DeepEqual and DeepCopy with the messages' own type
+}
+
+func pbEq[M proto.Message](name string, want bool, x, y M) pbEqCase {
+	return pbEqCase{name: name, want: want, x: x, y: y, check: func(t *testing.T, want bool) {
+		got := [3]bool{
+			watchable.DeepEqual(x, y),
+			watchable.DeepEqual(y, x),
+			watchable.DeepEqual(pbHolder[M]{Msg: x, List: []M{x}}, pbHolder[M]{Msg: y, List: []M{y}}),
+		}
+		if got != [3]bool{want, want, want} {
+			t.Errorf("DeepEqual(x, y), DeepEqual(y, x), DeepEqual of structs holding them = %v, proto.Equal = %v\nx: %s\ny: %s",
+				got, want, pbText(x), pbText(y))
+		}
+		for _, m := range []M{x, y} {
+			if msg := pbCheckCopy(m, pbFastPath()); msg != "" {
+				t.Errorf("DeepCopy: %s\noriginal: %s", msg, pbText(m))
+			}
+		}
+	}}
+}
+
+// pbUnknown encodes varint unknown fields, alternating numbers and
+// values.
+func pbUnknown(kv ...uint64) []byte {
+	var b []byte
+	for i := 0; i < len(kv); i += 2 {
+		b = protowire.AppendVarint(protowire.AppendTag(b, protowire.Number(kv[i]), protowire.VarintType), kv[i+1])
+	}
+	return b
+}
+
+// pbWithUnknown sets m's unknown fields and returns m.
+func pbWithUnknown[M proto.Message](m M, u []byte) M {
+	m.ProtoReflect().SetUnknown(u)
+	return m
+}
+
+func pbTree(depth int, label string) *testpb.Tree3 {
+	t := &testpb.Tree3{Label: fmt.Sprint("d", depth)}
+	if depth > 0 {
+		t.Left = pbTree(depth-1, label)
+		t.Children = []*testpb.Tree3{pbTree(depth-1, label), {Label: "leaf"}}
+		t.Named = map[string]*testpb.Tree3{"n": {Kind: &testpb.Tree3_Weight{Weight: 1}}}
+		t.Kind = &testpb.Tree3_Sub{Sub: &testpb.Tree3{Other: &testpb.Tree3_Blob{Blob: []byte(label)}}}
+	} else {
+		t.Label = label
+	}
+	return t
+}
+
+// TestProtoEqualEdgeCases pins the pairs on which a fast path is most
+// likely to part from proto.Equal. The wants are proto.Equal's, checked
+// too, so that a change of its rules shows here first.
+func TestProtoEqualEdgeCases(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	f32 := func(v float32) *float32 { return &v }
+	negZero32 := float32(pbNegZero)
+	nan32 := float32(math.NaN())
+	i32 := func(v int32) *int32 { return &v }
+	deep := pbTree(4, "x")
+	deepChanged := proto.Clone(deep).(*testpb.Tree3)
+	deepChanged.Left.Left.Children[0].Left.Label = "changed"
+	deepBlob := proto.Clone(deep).(*testpb.Tree3)
+	deepBlob.Left.Left.Kind.(*testpb.Tree3_Sub).Sub.Other.(*testpb.Tree3_Blob).Blob[0] ^= 1
+	list := func(v ...*testpb.Leaf3) *testpb.Composite3 { return &testpb.Composite3{RMsg: v} }
+	mapped := func(v *testpb.Leaf3) *testpb.Composite3 {
+		return &testpb.Composite3{MStrMsg: map[string]*testpb.Leaf3{"a": v}}
+	}
+	choice := func(c any) *testpb.Composite3 { // c is one of the oneof's unexported wrapper types
+		m := &testpb.Composite3{}
+		if c != nil {
+			reflect.ValueOf(m).Elem().FieldByName("Choice").Set(reflect.ValueOf(c))
+		}
+		return m
+	}
+	nullValue := structpb.NewNullValue()
+	for _, tc := range []pbEqCase{
+		pbEq("both nil", true, (*testpb.Scalars3)(nil), nil),
+		pbEq("nil and empty", false, nil, &testpb.Scalars3{}),
+		pbEq("empty and empty", true, &testpb.Scalars3{}, &testpb.Scalars3{}),
+
+		// Bytes and lists: nil and empty differ only with explicit presence.
+		pbEq("implicit bytes nil and empty", true, &testpb.Scalars3{}, &testpb.Scalars3{FBytes: []byte{}}),
+		pbEq("implicit bytes empty and set", false, &testpb.Scalars3{FBytes: []byte{}}, &testpb.Scalars3{FBytes: []byte{0}}),
+		pbEq("optional bytes nil and empty", false, &testpb.Scalars3{}, &testpb.Scalars3{OBytes: []byte{}}),
+		pbEq("proto2 bytes nil and empty", false, &testpb.All2{}, &testpb.All2{OBytes: []byte{}}),
+		pbEq("proto2 bytes unset and its default", false, &testpb.All2{}, &testpb.All2{DBytes: []byte("hi")}),
+		pbEq("oneof bytes nil and empty", true, choice(&testpb.Composite3_CBytes{}), choice(&testpb.Composite3_CBytes{CBytes: []byte{}})),
+		pbEq("repeated bytes element nil and empty", true, &testpb.Scalars3{RBytes: [][]byte{nil}}, &testpb.Scalars3{RBytes: [][]byte{{}}}),
+		pbEq("map bytes value nil and empty", true,
+			&testpb.Composite3{MInt64Bytes: map[int64][]byte{1: nil}}, &testpb.Composite3{MInt64Bytes: map[int64][]byte{1: {}}}),
+		pbEq("repeated nil and empty", true, &testpb.Scalars3{}, &testpb.Scalars3{RDouble: []float64{}, RBytes: [][]byte{}, REnum: []testpb.Color{}}),
+		pbEq("proto2 repeated nil and empty", true, &testpb.All2{}, &testpb.All2{RInt32: []int32{}, RMsg: []*testpb.Leaf2{}, Rgrp: []*testpb.All2_RGrp{}}),
+		pbEq("map nil and empty", true, &testpb.Composite3{}, &testpb.Composite3{MStrStr: map[string]string{}, MStrMsg: map[string]*testpb.Leaf3{}}),
+		pbEq("struct fields nil and empty", true, &structpb.Struct{}, &structpb.Struct{Fields: map[string]*structpb.Value{}}),
+		pbEq("wrapped bytes nil and empty", true, &wrapperspb.BytesValue{}, &wrapperspb.BytesValue{Value: []byte{}}),
+		pbEq("message unset and empty", false, &testpb.Tree3{}, &testpb.Tree3{Empty: &testpb.Empty3{}}),
+		pbEq("group unset and empty", false, &testpb.All2{}, &testpb.All2{Grp: &testpb.All2_Grp{}}),
+
+		// Zeros of both signs: an implicit -0 is set, +0 is not.
+		pbEq("implicit double +0 and -0", false, &testpb.Scalars3{}, &testpb.Scalars3{FDouble: pbNegZero}),
+		pbEq("implicit float +0 and -0", false, &testpb.Scalars3{}, &testpb.Scalars3{FFloat: negZero32}),
+		pbEq("wrapped double +0 and -0", false, &wrapperspb.DoubleValue{}, &wrapperspb.DoubleValue{Value: pbNegZero}),
+		pbEq("optional double +0 and -0", true, &testpb.Scalars3{ODouble: f(0)}, &testpb.Scalars3{ODouble: f(pbNegZero)}),
+		pbEq("optional float +0 and -0", true, &testpb.Scalars3{OFloat: f32(0)}, &testpb.Scalars3{OFloat: f32(negZero32)}),
+		pbEq("proto2 double +0 and -0", true, &testpb.All2{ODouble: f(0)}, &testpb.All2{ODouble: f(pbNegZero)}),
+		pbEq("repeated +0 and -0", true, &testpb.Scalars3{RDouble: []float64{0}, RFloat: []float32{0}},
+			&testpb.Scalars3{RDouble: []float64{pbNegZero}, RFloat: []float32{negZero32}}),
+		pbEq("map value +0 and -0", true,
+			&testpb.Composite3{MInt32Double: map[int32]float64{1: 0}, MUint64Float: map[uint64]float32{1: 0}},
+			&testpb.Composite3{MInt32Double: map[int32]float64{1: pbNegZero}, MUint64Float: map[uint64]float32{1: negZero32}}),
+		pbEq("oneof double +0 and -0", true, choice(&testpb.Composite3_CDouble{}), choice(&testpb.Composite3_CDouble{CDouble: pbNegZero})),
+		pbEq("oneof float +0 and -0", true, choice(&testpb.Composite3_CFloat{}), choice(&testpb.Composite3_CFloat{CFloat: negZero32})),
+		pbEq("struct number +0 and -0", true, structpb.NewNumberValue(0), structpb.NewNumberValue(pbNegZero)),
+
+		// NaN equals NaN, whatever its payload.
+		pbEq("implicit NaN and NaN", true, &testpb.Scalars3{FDouble: math.NaN()}, &testpb.Scalars3{FDouble: pbNaN2}),
+		pbEq("implicit float NaN and NaN", true, &testpb.Scalars3{FFloat: nan32}, &testpb.Scalars3{FFloat: nan32}),
+		pbEq("implicit NaN and unset", false, &testpb.Scalars3{FDouble: math.NaN()}, &testpb.Scalars3{}),
+		pbEq("implicit NaN and a number", false, &testpb.Scalars3{FDouble: math.NaN()}, &testpb.Scalars3{FDouble: 1}),
+		pbEq("optional NaN and NaN", true, &testpb.Scalars3{ODouble: f(math.NaN())}, &testpb.Scalars3{ODouble: f(pbNaN2)}),
+		pbEq("proto2 NaN default unset and set", false, &testpb.All2{}, &testpb.All2{DNan: f(math.NaN())}),
+		pbEq("repeated NaN and NaN", true, &testpb.Scalars3{RDouble: []float64{math.NaN()}}, &testpb.Scalars3{RDouble: []float64{pbNaN2}}),
+		pbEq("repeated NaN and a number", false, &testpb.Scalars3{RDouble: []float64{math.NaN()}}, &testpb.Scalars3{RDouble: []float64{0}}),
+		pbEq("map value NaN and NaN", true,
+			&testpb.Composite3{MInt32Double: map[int32]float64{1: math.NaN()}}, &testpb.Composite3{MInt32Double: map[int32]float64{1: math.NaN()}}),
+		pbEq("oneof NaN and NaN", true, choice(&testpb.Composite3_CDouble{CDouble: math.NaN()}), choice(&testpb.Composite3_CDouble{CDouble: pbNaN2})),
+		pbEq("struct number NaN and NaN", true, structpb.NewNumberValue(math.NaN()), structpb.NewNumberValue(math.NaN())),
+		pbEq("wrapped NaN and NaN", true, wrapperspb.Double(math.NaN()), wrapperspb.Double(pbNaN2)),
+
+		// Oneofs.
+		pbEq("oneof typed nil and unset", true, choice((*testpb.Composite3_CMsg)(nil)), choice(nil)),
+		pbEq("oneof typed nils of two members", true, choice((*testpb.Composite3_CMsg)(nil)), choice((*testpb.Composite3_CInt64)(nil))),
+		pbEq("oneof typed nil and a zero member", false, choice((*testpb.Composite3_CInt64)(nil)), choice(&testpb.Composite3_CInt64{})),
+		pbEq("oneof zero member and unset", false, choice(&testpb.Composite3_CInt64{}), choice(nil)),
+		pbEq("oneof zero members of two kinds", false, choice(&testpb.Composite3_CDouble{}), choice(&testpb.Composite3_CFloat{})),
+		pbEq("oneof nil message and empty", true, choice(&testpb.Composite3_CMsg{}), choice(&testpb.Composite3_CMsg{CMsg: &testpb.Leaf3{}})),
+		pbEq("oneof nil message and unset", false, choice(&testpb.Composite3_CMsg{}), choice(nil)),
+		pbEq("oneof nil message and set", false, choice(&testpb.Composite3_CMsg{}), choice(&testpb.Composite3_CMsg{CMsg: &testpb.Leaf3{N: 1}})),
+		pbEq("proto2 oneof bytes nil and empty", true, &testpb.All2{Choice: &testpb.All2_CBytes{}}, &testpb.All2{Choice: &testpb.All2_CBytes{CBytes: []byte{}}}),
+		pbEq("struct null and unset kind", false, nullValue, &structpb.Value{}),
+
+		// Nil messages in lists and maps equal empty ones.
+		pbEq("nil and empty element", true, list(nil), list(&testpb.Leaf3{})),
+		pbEq("nil and set element", false, list(nil), list(&testpb.Leaf3{N: 1})),
+		pbEq("nil element and none", false, list(nil), list()),
+		pbEq("nil and empty map value", true, mapped(nil), mapped(&testpb.Leaf3{})),
+		pbEq("nil and set map value", false, mapped(nil), mapped(&testpb.Leaf3{Reset_: "r"})),
+		pbEq("nil struct field value and empty", true,
+			&structpb.Struct{Fields: map[string]*structpb.Value{"a": nil}}, &structpb.Struct{Fields: map[string]*structpb.Value{"a": {}}}),
+
+		// Unknown fields compare per field number, in order within one.
+		pbEq("unknown identical", true, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1, 5001, 2)), pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1, 5001, 2))),
+		pbEq("unknown reordered across numbers", true, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1, 5001, 2)), pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5001, 2, 5000, 1))),
+		pbEq("unknown reordered within a number", false, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1, 5000, 2)), pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 2, 5000, 1))),
+		pbEq("unknown different", false, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1)), pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 2))),
+		pbEq("unknown and none", false, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1)), &testpb.Leaf3{}),
+		pbEq("unknown empty and none", true, pbWithUnknown(&testpb.Leaf3{}, []byte{}), &testpb.Leaf3{}),
+		pbEq("unknown in a nested message", false,
+			&testpb.Composite3{Msg: pbWithUnknown(&testpb.Leaf3{}, pbUnknown(5000, 1))}, &testpb.Composite3{Msg: &testpb.Leaf3{}}),
+		pbEq("unknown in a proto2 group", false,
+			&testpb.All2{Grp: pbWithUnknown(&testpb.All2_Grp{}, pbUnknown(5000, 1))}, &testpb.All2{Grp: &testpb.All2_Grp{}}),
+		pbEq("unknown where a known field would be", false, pbWithUnknown(&testpb.Leaf3{}, pbUnknown(1, 7)), &testpb.Leaf3{N: 7}),
+
+		// Deep and wide changes.
+		pbEq("deep trees equal", true, deep, pbTree(4, "x")),
+		pbEq("deep trees differ deep down", false, deep, deepChanged),
+		pbEq("deep trees differ in a oneof's bytes", false, deep, deepBlob),
+		pbEq("map key added", false,
+			&testpb.Composite3{MSint32Str: map[int32]string{-1: "a"}}, &testpb.Composite3{MSint32Str: map[int32]string{-1: "a", 2: ""}}),
+		pbEq("map keys differ", false,
+			&testpb.Composite3{MBoolInt32: map[bool]int32{true: 0}}, &testpb.Composite3{MBoolInt32: map[bool]int32{false: 0}}),
+		pbEq("map enum values", false,
+			&testpb.Composite3{MUint32Enum: map[uint32]testpb.Color{1: testpb.Color_COLOR_RED}}, &testpb.Composite3{MUint32Enum: map[uint32]testpb.Color{1: 99}}),
+		pbEq("list order", false, &testpb.Leaf3{Tags: []string{"a", "b"}}, &testpb.Leaf3{Tags: []string{"b", "a"}}),
+		pbEq("list length", false, &testpb.Leaf3{Tags: []string{"a"}}, &testpb.Leaf3{Tags: []string{"a", ""}}),
+		pbEq("unknown enum values", true, &testpb.Scalars3{FEnum: 99}, &testpb.Scalars3{FEnum: 99}),
+		pbEq("invalid UTF-8 strings", true, &testpb.Leaf3{Reset_: "\xff"}, &testpb.Leaf3{Reset_: "\xff"}),
+		pbEq("required unset and zero", false, &testpb.All2{}, &testpb.All2{Req: i32(0)}),
+		pbEq("proto2 set to its default and unset", false, &testpb.Leaf2{}, &testpb.Leaf2{N: i32(7)}),
+		pbEq("timestamps", false, timestamppb.New(time.Unix(1, 0)), timestamppb.New(time.Unix(1, 1))),
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := proto.Equal(tc.x, tc.y); got != tc.want {
+				t.Fatalf("proto.Equal = %v, want %v: the test's expectation is out of date", got, tc.want)
+			}
+			tc.check(t, tc.want)
+		})
+	}
+}
+
+// TestProtoExtensions checks a message with extensions, which a fast path
+// for generated structs must leave to proto.Clone and proto.Equal.
+func TestProtoExtensions(t *testing.T) {
+	x := &testpb.Extendable{Name: proto.String("e")}
+	proto.SetExtension(x, testpb.E_ExtCount, int32(3))
+	proto.SetExtension(x, testpb.E_ExtLeaf, &testpb.Leaf2{Name: proto.String("leaf")})
+
+	c := watchable.DeepCopy(x)
+	if !proto.Equal(c, x) {
+		t.Fatalf("copy %s is not proto.Equal to %s", pbText(c), pbText(x))
+	}
+	if got := proto.GetExtension(c, testpb.E_ExtCount).(int32); got != 3 {
+		t.Fatalf("copy's ext_count = %d, want 3", got)
+	}
+	leaf := proto.GetExtension(c, testpb.E_ExtLeaf).(*testpb.Leaf2)
+	leaf.Name = proto.String("changed")
+	if got := proto.GetExtension(x, testpb.E_ExtLeaf).(*testpb.Leaf2).GetName(); got != "leaf" {
+		t.Fatalf("changing the copy's extension changed the original's to %q", got)
+	}
+
+	noLeaf := proto.Clone(x).(*testpb.Extendable)
+	proto.ClearExtension(noLeaf, testpb.E_ExtLeaf)
+	otherCount := proto.Clone(x).(*testpb.Extendable)
+	proto.SetExtension(otherCount, testpb.E_ExtCount, int32(4))
+	for _, tc := range []pbEqCase{
+		pbEq("clone", true, x, proto.Clone(x).(*testpb.Extendable)),
+		pbEq("extension cleared", false, x, noLeaf),
+		pbEq("extension changed", false, x, otherCount),
+		pbEq("extension and unknown field", false, x, pbWithUnknown(proto.Clone(x).(*testpb.Extendable), pbUnknown(5000, 1))),
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := proto.Equal(tc.x, tc.y); got != tc.want {
+				t.Fatalf("proto.Equal = %v, want %v: the test's expectation is out of date", got, tc.want)
+			}
+			tc.check(t, tc.want)
+		})
+	}
+}
+
+// TestProtoMapStoresEqualMessagesSilently checks that a Map decides
+// changes as proto.Equal does: a message it deems equal makes no revision
+// and no snapshot, a -0 where +0 was does.
+func TestProtoMapStoresEqualMessagesSilently(t *testing.T) {
+	var m watchable.Map[string, *testpb.Scalars3]
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := m.Subscribe(ctx)
+	next(t, sub)
+
+	v := &testpb.Scalars3{FString: "a", RDouble: []float64{1, math.NaN()}, ODouble: proto.Float64(0)}
+	m.Store("k", v)
+	next(t, sub)
+	rev := m.Revision()
+
+	emptyList := proto.Clone(v).(*testpb.Scalars3)
+	emptyList.RInt32 = []int32{}
+	emptyList.FBytes = []byte{}
+	negZero := proto.Clone(v).(*testpb.Scalars3)
+	*negZero.ODouble = pbNegZero
+	for name, same := range map[string]*testpb.Scalars3{
+		"a clone":                              proto.Clone(v).(*testpb.Scalars3),
+		"empty lists and bytes instead of nil": emptyList,
+		"optional -0 instead of +0":            negZero,
+	} {
+		m.Store("k", same)
+		nothingPending(t, sub)
+		if m.Revision() != rev {
+			t.Fatalf("storing %s made revision %d, want %d", name, m.Revision(), rev)
+		}
+	}
+
+	if !pbFastPath() {
+		t.Log("DeepCopy uses proto.Clone, which drops an implicit -0: not checking that storing one is a change")
+		return
+	}
+	changed := proto.Clone(v).(*testpb.Scalars3)
+	changed.FDouble = pbNegZero
+	m.Store("k", changed)
+	s := next(t, sub)
+	if m.Revision() != rev+1 || len(s.Updates) != 1 {
+		t.Fatalf("storing an implicit -0 instead of +0: revision %d, updates %+v; want revision %d and one update", m.Revision(), s.Updates, rev+1)
+	}
+	if got, _ := m.Load("k"); !math.Signbit(got.GetFDouble()) {
+		t.Fatal("the map does not hold -0")
+	}
+}
+
+// pbFresh returns a message no one has called ProtoReflect on, whose
+// runtime state is set by the first caller.
+func pbFresh(i int) *testpb.Composite3 {
+	s, err := structpb.NewStruct(map[string]any{"name": fmt.Sprint("route-", i), "hosts": []any{"a", "b"}, "n": 1.5})
+	if err != nil {
+		panic(err)
+	}
+	return &testpb.Composite3{
+		Msg:     &testpb.Leaf3{Reset_: "r", N: int64(i), Data: []byte{1, 2}},
+		RMsg:    []*testpb.Leaf3{{Tags: []string{"t"}}, {N: 2}},
+		MStrMsg: map[string]*testpb.Leaf3{"a": {N: 3}},
+		Choice:  &testpb.Composite3_CMsg{CMsg: &testpb.Leaf3{Data: []byte{3}}},
+		Scalars: &testpb.Scalars3{FDouble: float64(i), RBytes: [][]byte{{4}}},
+		Struct:  s,
+		Ts:      &timestamppb.Timestamp{Seconds: int64(i)},
+		Tree:    &testpb.Tree3{Left: &testpb.Tree3{Label: "l"}, Named: map[string]*testpb.Tree3{"n": {}}},
+	}
+}
+
+// TestProtoConcurrentReads runs DeepCopy and DeepEqual on messages that
+// another goroutine marshals at the same time. Marshaling writes the
+// messages' size caches and the first ProtoReflect their runtime state,
+// both atomically: under -race, a copy or comparison that reads either
+// plainly is reported.
+func TestProtoConcurrentReads(t *testing.T) {
+	const n = 2000
+	msgs := make([]*testpb.Composite3, n)
+	same := make([]*testpb.Composite3, n)
+	for i := range msgs {
+		msgs[i], same[i] = pbFresh(i), pbFresh(i)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	errs := make(chan string, 2)
+	go func() {
+		defer wg.Done()
+		for _, m := range msgs {
+			if _, err := proto.Marshal(m); err != nil {
+				errs <- err.Error()
+				return
+			}
+			_ = proto.Size(m.GetTree())
+			_ = m.ProtoReflect().Has(m.ProtoReflect().Descriptor().Fields().ByName("msg"))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i, m := range msgs {
+			c := watchable.DeepCopy(m)
+			if !watchable.DeepEqual(m, same[i]) || !watchable.DeepEqual(c, m) {
+				errs <- fmt.Sprintf("message %d: DeepEqual false on equal messages", i)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// pbBenchStruct is the shape of the bench's routes as a structpb.Struct.
+func pbBenchStruct(rev int) *structpb.Struct {
+	s, err := structpb.NewStruct(map[string]any{
+		"name":      "route-000042",
+		"namespace": "ns-2",
+		"rev":       rev,
+		"weight":    100,
+		"hosts":     []any{"example.com", "www.example.com"},
+		"labels":    map[string]any{"app": "app-42", "tier": "edge"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func BenchmarkProtoDeepCopy(b *testing.B) {
+	v := pbBenchStruct(7)
+	b.Run("proto.Clone", func(b *testing.B) {
+		for b.Loop() {
+			_ = proto.Clone(v).(*structpb.Struct)
+		}
+	})
+	b.Run("DeepCopy", func(b *testing.B) {
+		for b.Loop() {
+			_ = watchable.DeepCopy(v)
+		}
+	})
+}
+
+func BenchmarkProtoDeepEqual(b *testing.B) {
+	x, y := pbBenchStruct(7), pbBenchStruct(8)
+	b.Run("proto.Equal", func(b *testing.B) {
+		for b.Loop() {
+			_ = proto.Equal(x, y)
+		}
+	})
+	b.Run("DeepEqual", func(b *testing.B) {
+		for b.Loop() {
+			_ = watchable.DeepEqual(x, y)
+		}
+	})
+}
