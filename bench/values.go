@@ -49,8 +49,10 @@ var services = valueKind[*Service]{
 	rev:  func(s *Service) int { return int(s.ResourceVersion) },
 }
 
-// protos are protobuf messages, copied with proto.Clone and compared with
-// proto.Equal by both libraries.
+// protos are protobuf messages. The peer copies them with proto.Clone;
+// switchyard copies and compares them field by field as proto.Clone and
+// proto.Equal would (see watchable.DeepCopy), and so does the floor, which
+// copies with watchable.DeepCopy.
 var protos = valueKind[*structpb.Struct]{
 	name: "proto",
 	make: newProto,

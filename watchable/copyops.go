@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"unsafe"
-
-	"google.golang.org/protobuf/proto"
 )
 
 // buildCopy works out how p copies values of its type.
@@ -41,7 +39,7 @@ func (b *builder) buildCopy(p *plan) {
 		p.rootCopy = rootPointerMethod
 		p.fix = pointerMethodFix(t, m)
 	case byProto:
-		p.rootCopy = rootProto
+		p.rootCopy = rootPointer
 		p.clone = protoClone(t)
 		p.fix = referenceFix(p.clone)
 	default:
@@ -347,10 +345,15 @@ func pointerMethodFix(t reflect.Type, m reflect.Method) fixFunc {
 	}
 }
 
-// protoClone copies a message of the pointer type t with proto.Clone.
+// protoClone copies a message of the pointer type t: by its protoMsg if it
+// has one, otherwise with proto.Clone.
 func protoClone(t reflect.Type) cloneFunc {
+	if pm := protoMsgFor(t); pm != nil {
+		return func(q unsafe.Pointer, _ trail) (unsafe.Pointer, *refusal) {
+			return pm.clone(q), nil
+		}
+	}
 	return func(q unsafe.Pointer, _ trail) (unsafe.Pointer, *refusal) {
-		c := proto.Clone(reflect.NewAt(t.Elem(), q).Interface().(proto.Message))
-		return reflect.ValueOf(c).UnsafePointer(), nil
+		return cloneByProto(t, q), nil
 	}
 }

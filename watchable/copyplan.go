@@ -56,8 +56,8 @@ type sliceHeader struct {
 	cap  int
 }
 
-// How DeepCopy copies a value it is given directly. Methods and proto.Clone
-// are called without reflection there, as the static type is known.
+// How DeepCopy copies a value it is given directly. Methods are called
+// without reflection there, as the static type is known.
 type rootCopy uint8
 
 const (
@@ -65,7 +65,6 @@ const (
 	rootRefused                       // panic with the refusal
 	rootMethod                        // DeepCopier[T]
 	rootPointerMethod                 // DeepCopier[*T]
-	rootProto                         // proto.Clone
 	rootInterface                     // by dynamic type
 	rootPointer                       // clone what the pointer points to
 	rootInPlace                       // fix a copy in place
@@ -152,12 +151,17 @@ func isLock(t reflect.Type) bool {
 
 // mayRecur reports whether a value of t can lead back into itself: whether
 // t can reach a type that contains itself, through references, or an
-// interface, which may hold anything. seen maps the types the search is
-// inside of to true, and those it has found cannot recur to false; the
-// search ends at the first recurring type it finds.
+// interface, which may hold anything. A proto message is compared by
+// proto's rule, which needs no trail, so the search does not go into it.
+// seen maps the types the search is inside of to true, and those it has
+// found cannot recur to false; the search ends at the first recurring type
+// it finds.
 func mayRecur(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if inside, ok := seen[t]; ok {
 		return inside
+	}
+	if t.Kind() == reflect.Pointer && t.Implements(protoMessage) {
+		return false
 	}
 	seen[t] = true
 	recurs := false

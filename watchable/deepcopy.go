@@ -45,7 +45,10 @@ type Equaler[T any] interface {
 //     with Set (Copy, for a Float).
 //   - A type's own DeepCopy method, wherever the type occurs: DeepCopy() T
 //     on T, or DeepCopy() *T on *T as deepcopy-gen writes for Kubernetes
-//     types. A proto.Message is copied with proto.Clone.
+//     types. A proto message is copied as proto.Clone copies it: one that
+//     protoc-gen-go generated as an open struct (exported fields, no
+//     extensions), field by field from its descriptor, two to three times
+//     faster; any other with proto.Clone.
 //   - Pointers, slices, maps, arrays and structs are copied part by part.
 //     A nil pointer, slice or map stays nil and an empty one stays empty;
 //     a copied slice's capacity is its length.
@@ -113,11 +116,6 @@ func deepCopy[T any](p *plan, v T) T {
 		return any(v).(DeepCopier[T]).DeepCopy()
 	case rootPointerMethod:
 		return copyThroughPointer(v)
-	case rootProto:
-		if *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil {
-			return v
-		}
-		return proto.Clone(any(v).(proto.Message)).(T)
 	case rootInterface:
 		return copyInterface(v)
 	case rootPointer:
@@ -169,11 +167,6 @@ func copyInterface[T any](v T) T {
 			return v
 		}
 		return c.DeepCopy()
-	case proto.Message:
-		if isNilPointer(x) {
-			return v
-		}
-		return proto.Clone(c).(T)
 	}
 	t := reflect.TypeFor[T]()
 	dp := dynPlanFor(t, reflect.TypeOf(x))
@@ -213,7 +206,11 @@ func shortest(r, again *refusal) *refusal {
 // per type, by the first rule that applies, and applies the rules again to
 // each part:
 //
-//   - proto messages are compared with proto.Equal;
+//   - proto messages are compared as proto.Equal compares them: those
+//     generated as open structs field by field, several times faster than
+//     proto.Equal (which still decides the rare cases that rule makes
+//     costly, such as unknown fields in another order), others with
+//     proto.Equal;
 //   - an Equal method decides: Equal(T) bool on T, or Equal(*T) bool on *T;
 //     a nil pointer is equal only to a nil pointer, without a call;
 //   - the standard types are compared as their users expect: time.Time
@@ -295,10 +292,13 @@ func equalInterface[T any](a, b T) bool {
 	case nil:
 		return y == nil
 	case proto.Message:
-		if d, ok := y.(proto.Message); ok {
-			return proto.Equal(c, d)
+		d, ok := y.(proto.Message)
+		if ok && reflect.TypeOf(x) != reflect.TypeOf(y) {
+			return proto.Equal(c, d) // messages of other types may share a descriptor
 		}
-		return false
+		if !ok {
+			return false
+		}
 	case Equaler[T]:
 		if isNilPointer(x) || isNilPointer(y) {
 			return isNilPointer(x) && isNilPointer(y)

@@ -29,7 +29,8 @@
 // MUST NOT be mutated. Plain data needs no DeepCopy method: structs,
 // pointers, slices, maps and interfaces are copied part by part, immutable
 // standard types such as time.Time are shared, and a type's own DeepCopy
-// method, or proto.Clone, is used where there is one. What cannot be copied
+// method is used where there is one, and proto messages are copied as
+// proto.Clone copies them. What cannot be copied
 // safely, such as a func, is refused at the first Store, before anything
 // changes. DeepCopy states the rules, and DeepEqual how a Store is found to
 // change nothing.

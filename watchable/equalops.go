@@ -33,7 +33,7 @@ func (b *builder) buildEqual(p *plan) {
 	if t.Implements(protoMessage) {
 		p.rootEq = rootEqProto
 		if t.Kind() == reflect.Pointer {
-			p.eqPtr = protoEq(t)
+			p.eqPtr, p.rootEq = protoEq(t), rootEqPointer
 			p.eq = pointerSlotEq(p.eqPtr)
 		} else {
 			p.eq = func(x, y unsafe.Pointer, _ eqTrail) bool {
@@ -422,10 +422,19 @@ func equalDynamic(t reflect.Type, x, y any, tr eqTrail) bool {
 	return dynPlanFor(t, d).equal(x, y, tr)
 }
 
+// protoEq compares messages of the pointer type t as proto.Equal does: by
+// their protoMsg if they have one.
 func protoEq(t reflect.Type) ptrEqFunc {
-	e := t.Elem()
+	if pm := protoMsgFor(t); pm != nil {
+		return func(x, y unsafe.Pointer, _ eqTrail) bool {
+			if x == nil || y == nil {
+				return x == y
+			}
+			return pm.equal(t, x, y)
+		}
+	}
 	return func(x, y unsafe.Pointer, _ eqTrail) bool {
-		return proto.Equal(reflect.NewAt(e, x).Interface().(proto.Message), reflect.NewAt(e, y).Interface().(proto.Message))
+		return equalByProto(t, x, y)
 	}
 }
 
