@@ -104,7 +104,6 @@ func pbRandomPairs[M proto.Message](t *testing.T, g *pbGen, pairs int) {
 	if testing.Short() {
 		pairs /= 5
 	}
-	strict := pbFastPath()
 	equal, failures := 0, 0
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -164,7 +163,7 @@ func pbRandomPairs[M proto.Message](t *testing.T, g *pbGen, pairs int) {
 		}
 		if i%2 == 0 {
 			for _, m := range []M{x, y} {
-				if msg := pbCheckCopy(m, strict); msg != "" {
+				if msg := pbCheckCopy(m); msg != "" {
 					fail("pair %d (changes: %s): %s\nmessage: %s", i, strings.Join(log, "; "), msg, pbText(m))
 				}
 			}
@@ -176,26 +175,14 @@ func pbRandomPairs[M proto.Message](t *testing.T, g *pbGen, pairs int) {
 	}
 }
 
-// pbFastPath reports whether DeepCopy copies generated messages itself,
-// rather than with proto.Clone: it keeps an empty list empty, which
-// proto.Clone never does. Two of DeepCopy's promises hold only then:
-// proto.Clone turns empty lists, maps and bytes nil and nil elements of
-// repeated bytes empty, and it drops an implicit-presence -0 (its merge
-// skips a float that == 0), so that its copy is not even proto.Equal to
-// the original. Until the fast path is in, the copy tests hold DeepCopy
-// to what proto.Clone does instead.
-var pbFastPath = sync.OnceValue(func() bool {
-	return watchable.DeepCopy(&testpb.Leaf3{Tags: []string{}}).Tags != nil
-})
-
 // pbCheckCopy copies x and describes what is wrong with the copy, if
 // anything.
 // The original must marshal (its strings be valid UTF-8) for the check
 // that changing the copy leaves it alone.
-func pbCheckCopy[M proto.Message](x M, strict bool) string {
+func pbCheckCopy[M proto.Message](x M) string {
 	before, marshalErr := pbMarshal(x)
 	c := watchable.DeepCopy(x)
-	if !proto.Equal(c, pbCopyReference(x)) {
+	if !proto.Equal(c, x) {
 		return fmt.Sprintf("copy is not proto.Equal to the original\ncopy: %s", pbText(c))
 	}
 	if reflect.ValueOf(x).IsNil() {
@@ -204,12 +191,12 @@ func pbCheckCopy[M proto.Message](x M, strict bool) string {
 	if reflect.ValueOf(c).Pointer() == reflect.ValueOf(x).Pointer() {
 		return "copy is the original"
 	}
-	if d := pbSameShape("", reflect.ValueOf(x), reflect.ValueOf(c), strict, false); d != "" {
+	if d := pbSameShape("", reflect.ValueOf(x), reflect.ValueOf(c)); d != "" {
 		return "copy differs in shape from the original: " + d
 	}
 	hc := watchable.DeepCopy(pbHolder[M]{Msg: x, List: []M{x}, ByKey: map[string]M{"k": x}})
 	for _, m := range []M{hc.Msg, hc.List[0], hc.ByKey["k"]} {
-		if !proto.Equal(m, pbCopyReference(x)) {
+		if !proto.Equal(m, x) {
 			return fmt.Sprintf("copy held in a struct is not proto.Equal to the original\ncopy: %s", pbText(m))
 		}
 		pbMutateAll(reflect.ValueOf(m))
@@ -226,15 +213,6 @@ func pbCheckCopy[M proto.Message](x M, strict bool) string {
 		return fmt.Sprintf("changing the copy changed the original; it is now %s", pbText(x))
 	}
 	return ""
-}
-
-// pbCopyReference returns what a copy of x must be proto.Equal to: x
-// itself, or, while DeepCopy uses proto.Clone, proto.Clone's copy.
-func pbCopyReference[M proto.Message](x M) M {
-	if pbFastPath() {
-		return x
-	}
-	return proto.Clone(x).(M)
 }
 
 func pbMarshal(m proto.Message) ([]byte, error) {
@@ -270,18 +248,14 @@ func pbIsMessage(t reflect.Type) bool {
 
 // pbSameShape compares the Go values of a message and its copy where
 // proto.Equal does not look: the copy shares no pointer, backing array, map
-// or oneof wrapper with the original, and, when strict, nil slices, maps
+// or oneof wrapper with the original, and nil slices, maps
 // and bytes stay nil and empty ones stay empty. Below a type that is not
 // eligible for the fast path it checks nothing more: proto.Clone copies
-// those. A nil message in a list, a map or a oneof (elem) may be copied as
-// an empty one, which proto.Equal deems equal to it.
-func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
+// those. A nil message in a list, a map or a oneof stays nil too.
+func pbSameShape(path string, a, b reflect.Value) string {
 	switch a.Kind() {
 	case reflect.Pointer:
 		if a.IsNil() != b.IsNil() {
-			if elem && pbIsMessage(a.Type()) {
-				return ""
-			}
 			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
 		}
 		if a.IsNil() {
@@ -301,7 +275,7 @@ func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
 		if !bytes.Equal(ua, ub) {
 			return fmt.Sprintf("%s: unknown fields %x, copy %x", path, ua, ub)
 		}
-		return pbSameFields(path, a.Elem(), b.Elem(), strict)
+		return pbSameFields(path, a.Elem(), b.Elem())
 	case reflect.Interface: // a oneof
 		an := a.IsNil() || a.Elem().IsNil()
 		bn := b.IsNil() || b.Elem().IsNil()
@@ -318,9 +292,9 @@ func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
 			return path + ": copy shares the oneof wrapper"
 		}
 		f := a.Elem().Elem().Type().Field(0).Name
-		return pbSameShape(path+"."+f, a.Elem().Elem().Field(0), b.Elem().Elem().Field(0), strict, true)
+		return pbSameShape(path+"."+f, a.Elem().Elem().Field(0), b.Elem().Elem().Field(0))
 	case reflect.Slice:
-		if strict && a.IsNil() != b.IsNil() {
+		if a.IsNil() != b.IsNil() {
 			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
 		}
 		if a.Len() != b.Len() {
@@ -330,12 +304,12 @@ func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
 			return path + ": copy shares the backing array"
 		}
 		for i := range a.Len() {
-			if d := pbSameShape(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), strict, true); d != "" {
+			if d := pbSameShape(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
 				return d
 			}
 		}
 	case reflect.Map:
-		if strict && a.IsNil() != b.IsNil() {
+		if a.IsNil() != b.IsNil() {
 			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
 		}
 		if a.Len() != b.Len() {
@@ -345,7 +319,7 @@ func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
 			return path + ": copy shares the map"
 		}
 		for _, k := range a.MapKeys() {
-			if d := pbSameShape(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k), strict, true); d != "" {
+			if d := pbSameShape(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k)); d != "" {
 				return d
 			}
 		}
@@ -354,12 +328,12 @@ func pbSameShape(path string, a, b reflect.Value, strict, elem bool) string {
 }
 
 // pbSameFields compares the exported fields of two generated structs.
-func pbSameFields(path string, a, b reflect.Value, strict bool) string {
+func pbSameFields(path string, a, b reflect.Value) string {
 	for i := range a.NumField() {
 		if !a.Type().Field(i).IsExported() {
 			continue
 		}
-		if d := pbSameShape(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i), strict, false); d != "" {
+		if d := pbSameShape(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); d != "" {
 			return d
 		}
 	}
@@ -881,7 +855,7 @@ func pbEq[M proto.Message](name string, want bool, x, y M) pbEqCase {
 				got, want, pbText(x), pbText(y))
 		}
 		for _, m := range []M{x, y} {
-			if msg := pbCheckCopy(m, pbFastPath()); msg != "" {
+			if msg := pbCheckCopy(m); msg != "" {
 				t.Errorf("DeepCopy: %s\noriginal: %s", msg, pbText(m))
 			}
 		}
@@ -1130,10 +1104,6 @@ func TestProtoMapStoresEqualMessagesSilently(t *testing.T) {
 		}
 	}
 
-	if !pbFastPath() {
-		t.Log("DeepCopy uses proto.Clone, which drops an implicit -0: not checking that storing one is a change")
-		return
-	}
 	changed := proto.Clone(v).(*testpb.Scalars3)
 	changed.FDouble = pbNegZero
 	m.Store("k", changed)
