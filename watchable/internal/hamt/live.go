@@ -316,7 +316,7 @@ func (c *Cursor[K, V]) Value() (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return loadVal(&entryAt(c.nodes[c.depth].ents, c.pos).val), true
+	return loadValAs(&entryAt(c.nodes[c.depth].ents, c.pos).val, c.v.shape), true
 }
 
 // Len returns the number of entries before the change at the cursor.
@@ -353,10 +353,10 @@ func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
 			repl = single(own, c.hash, e)
 		case c.found:
 			n := c.nodes[d]
-			if inPlace && n.owner == own && shapeOf[V]() != shapeOther {
+			if inPlace && n.owner == own && c.v.shape != shapeOther {
 				in := intent{size: size, stamp: stamp}
 				p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
-				if shapeOf[V]() == shapePointer {
+				if c.v.shape == shapePointer {
 					in.slot, in.ptr = (*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&val))
 				} else {
 					in.word, in.val = (*uint64)(p), *(*uint64)(unsafe.Pointer(&val))
