@@ -160,7 +160,7 @@ func mayRecur(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if inside, ok := seen[t]; ok {
 		return inside
 	}
-	if t.Kind() == reflect.Pointer && t.Implements(protoMessage) {
+	if t.Kind() == reflect.Pointer && isProtoMessage(t) {
 		return false
 	}
 	seen[t] = true
@@ -264,7 +264,7 @@ func copyWayOf(t reflect.Type) (copyWay, reflect.Method) {
 			return byPointerMethod, m
 		}
 	}
-	if t.Kind() == reflect.Pointer && t.Implements(protoMessage) {
+	if t.Kind() == reflect.Pointer && isProtoMessage(t) {
 		return byProto, reflect.Method{}
 	}
 	return byKind, reflect.Method{}
@@ -338,7 +338,7 @@ func inexactPart(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
 	if t.Kind() == reflect.Interface {
 		return t
 	}
-	if t.Implements(protoMessage) {
+	if isProtoMessage(t) {
 		return nil
 	}
 	if _, _, ok := equalMethod(t); ok {
@@ -405,7 +405,7 @@ func refuse(t reflect.Type, seen map[reflect.Type]bool) *refusal {
 			return r.in("[]")
 		}
 	case reflect.Struct:
-		if reflect.PointerTo(t).Implements(protoMessage) {
+		if isProtoMessage(reflect.PointerTo(t)) {
 			return &refusal{reason: "is a proto message held by value: hold it by pointer, as *" + t.String()}
 		}
 		for i := range t.NumField() {

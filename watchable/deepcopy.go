@@ -294,7 +294,9 @@ func equalInterface[T any](a, b T) bool {
 	case proto.Message:
 		d, ok := y.(proto.Message)
 		if ok && reflect.TypeOf(x) != reflect.TypeOf(y) {
-			return proto.Equal(c, d) // messages of other types may share a descriptor
+			// Messages of other types may share a descriptor; a struct
+			// embedding a message is none.
+			return isProtoMessage(reflect.TypeOf(x)) && isProtoMessage(reflect.TypeOf(y)) && proto.Equal(c, d)
 		}
 		if !ok {
 			return false

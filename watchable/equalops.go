@@ -30,7 +30,7 @@ func (b *builder) buildEqual(p *plan) {
 		p.eq, p.rootEq = interfaceEq(t), rootEqIface
 		return
 	}
-	if t.Implements(protoMessage) {
+	if isProtoMessage(t) {
 		p.rootEq = rootEqProto
 		if t.Kind() == reflect.Pointer {
 			p.eqPtr, p.rootEq = protoEq(t), rootEqPointer
@@ -84,7 +84,7 @@ func (b *builder) buildEqual(p *plan) {
 // structuralEq reports whether values of t are compared part by part, as
 // opposed to by an Equal method, proto.Equal or a standard type's rule.
 func structuralEq(t reflect.Type) bool {
-	if stdTypeOf(t) != nil || (t.Kind() != reflect.Interface && t.Implements(protoMessage)) {
+	if stdTypeOf(t) != nil || isProtoMessage(t) {
 		return false
 	}
 	_, _, ok := equalMethod(t)

@@ -154,6 +154,28 @@ func (b *protoBuilder) fail(t reflect.Type) *protoMsg {
 	return nil
 }
 
+// isProtoMessage reports whether t is a message type of its own: a
+// proto.Message whose ProtoReflect speaks for the whole value. A struct
+// embedding a message is a proto.Message too, by the promoted method, but
+// proto.Clone of it makes the embedded message's type and proto.Equal
+// looks at the embedded message only: it is copied and compared as the
+// struct it is.
+func isProtoMessage(t reflect.Type) (ok bool) {
+	if t.Kind() == reflect.Interface || !t.Implements(protoMessage) {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false // a ProtoReflect that fails on a zero value is no generated one
+		}
+	}()
+	v := reflect.Zero(t)
+	if t.Kind() == reflect.Pointer {
+		v = reflect.New(t.Elem())
+	}
+	return reflect.TypeOf(v.Interface().(proto.Message).ProtoReflect().Interface()) == t
+}
+
 // openStruct reports whether the pointer type t is a message generated as
 // an open struct, and returns its descriptor.
 func openStruct(t reflect.Type) (protoreflect.MessageDescriptor, bool) {

@@ -1071,6 +1071,62 @@ func TestProtoExtensions(t *testing.T) {
 	}
 }
 
+// pbEmbedder is a Go struct that embeds a message: *pbEmbedder has the
+// message's ProtoReflect method, promoted, and so is a proto.Message, but
+// proto.Clone of it makes a *testpb.Leaf3 and proto.Equal sees only the
+// embedded message.
+type pbEmbedder struct {
+	*testpb.Leaf3
+	Note string
+}
+
+// pbValueEmbedder embeds a message by value.
+type pbValueEmbedder struct {
+	testpb.Leaf3
+	Note string
+}
+
+// TestProtoEmbeddingStructs checks that a struct embedding a message is
+// copied and compared as the Go struct it is, all of its fields, and not
+// as the message its promoted ProtoReflect speaks for.
+func TestProtoEmbeddingStructs(t *testing.T) {
+	x := &pbEmbedder{Leaf3: &testpb.Leaf3{N: 1, Tags: []string{"a"}}, Note: "x"}
+	for name, c := range map[string]*pbEmbedder{
+		"DeepCopy(x)":                watchable.DeepCopy(x),
+		"DeepCopy of a struct":       watchable.DeepCopy(pbHolder[*pbEmbedder]{Msg: x}).Msg,
+		"DeepCopy[proto.Message](x)": watchable.DeepCopy[proto.Message](x).(*pbEmbedder),
+	} {
+		if c.Note != "x" {
+			t.Fatalf("%s: Note = %q, want %q", name, c.Note, "x")
+		}
+		if c.Leaf3 == x.Leaf3 || !proto.Equal(c.Leaf3, x.Leaf3) {
+			t.Fatalf("%s: the embedded message is shared or differs: %s", name, pbText(c.Leaf3))
+		}
+	}
+	y := &pbEmbedder{Leaf3: proto.Clone(x.Leaf3).(*testpb.Leaf3), Note: "y"}
+	if watchable.DeepEqual(x, y) || watchable.DeepEqual(pbHolder[*pbEmbedder]{Msg: x}, pbHolder[*pbEmbedder]{Msg: y}) {
+		t.Error("DeepEqual is true for structs whose own fields differ")
+	}
+	y.Note = "x"
+	if !watchable.DeepEqual(x, y) {
+		t.Error("DeepEqual is false for equal structs")
+	}
+	y.N = 2
+	if watchable.DeepEqual(x, y) {
+		t.Error("DeepEqual is true for structs whose embedded messages differ")
+	}
+	if watchable.DeepEqual[proto.Message](x, x.Leaf3) {
+		t.Error("DeepEqual[proto.Message] is true for a struct and the message it embeds")
+	}
+
+	// A message held by value cannot be copied: it is refused, as a field
+	// of that type is.
+	want := "watchable: cannot deep-copy *watchable_test.pbValueEmbedder: field .Leaf3 is a proto message held by value: hold it by pointer, as *testpb.Leaf3"
+	if got := panicOf(func() { watchable.DeepCopy(&pbValueEmbedder{Note: "x"}) }); got != want {
+		t.Errorf("DeepCopy of a struct embedding a message by value: panic\n%v\nwant\n%s", got, want)
+	}
+}
+
 // TestProtoMapStoresEqualMessagesSilently checks that a Map decides
 // changes as proto.Equal does: a message it deems equal makes no revision
 // and no snapshot, a -0 where +0 was does.
