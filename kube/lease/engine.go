@@ -184,7 +184,10 @@ var errMemberEnded = errors.New("membership ended")
 // Claim takes item's Lease for this member when it is vacant: absent,
 // released, expired, or held by a member seen to end; or returns this
 // member's claim when it holds it already. The attempt is conditioned on
-// the version read, and read again once after a conflict.
+// the version the watch shows. If that version conflicts, or shows the
+// Lease held by another member, the Lease is read from the API server and
+// the attempt made once more: a watch that is behind (a release not seen
+// yet) never refuses a claim by itself.
 func (m *member) Claim(ctx context.Context, item string) (runner.Term, error) {
 	select {
 	case <-m.done:
@@ -206,10 +209,10 @@ func (m *member) Claim(ctx context.Context, item string) (runner.Term, error) {
 	base, _ := m.inf.Output().State().Get(types.NamespacedName{Namespace: m.e.namespace, Name: name})
 	for attempt := 0; ; attempt++ {
 		t, err := m.try(ctx, item, name, base, ended)
-		if err == nil || attempt > 0 || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
+		if err == nil || attempt > 0 || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, runner.ErrClaimed)) {
 			return t, err
 		}
-		// The watch was behind: read the Lease and decide again.
+		// The watch may be behind: read the Lease and decide again.
 		base, err = m.e.leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			base, err = nil, nil

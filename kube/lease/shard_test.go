@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard-go/switchyard/kube/lease"
 	"github.com/switchyard-go/switchyard/runner"
 	"github.com/switchyard-go/switchyard/watchable"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -321,5 +322,73 @@ func TestMemberContract(t *testing.T) {
 	}
 	if third.Token() <= second.Token() {
 		t.Errorf("token %d after %d", third.Token(), second.Token())
+	}
+}
+
+// TestClaimDoesNotTrustAStaleWatch releases a claimed item's Lease through
+// the API server, as a resigning member does, and claims it from another
+// member at once, before that member's watch can have shown the release:
+// the claim must succeed, because the API server says the item is vacant.
+// A claim refused on the watch's word alone made the engine's conformance
+// test fail now and then in CI.
+func TestClaimDoesNotTrustAStaleWatch(t *testing.T) {
+	t.Parallel()
+	cs := kubetest.Start(t).Clientset(t)
+	ctx := testrun.Context(t, time.Minute)
+	join := func(id string) runner.Member {
+		e, err := lease.NewShardEngine(cs.CoordinationV1(), "default", "stale",
+			lease.WithIdentity(id), lease.WithTiming(timing), lease.WithLogger(testrun.Quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := e.Join(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Leave(context.Background()) })
+		testrun.Closed(t, m.Claims().Initialized(), id+" claims initialized")
+		return m
+	}
+	a, b := join("a"), join("b")
+	leases := cs.CoordinationV1().Leases("default")
+	for round := range 5 {
+		item := fmt.Sprintf("item-%d", round)
+		held, err := a.Claim(ctx, item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runner.Holder{Member: a.ID(), Token: held.Token()}
+		testrun.State(t, b.Claims(), func(s watchable.State[string, runner.Holder]) string {
+			if h, _ := s.Get(item); h != want {
+				return fmt.Sprintf("b sees %s held by %+v, want %+v", item, h, want)
+			}
+			return ""
+		})
+		// Release it behind b's back: b's watch still shows a's claim.
+		released := false
+		for !released {
+			list, err := leases.List(ctx, metav1.ListOptions{LabelSelector: lease.LabelGroup + "=stale," + lease.LabelRole + "=item"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range list.Items {
+				if l.Annotations[lease.AnnotationItem] != item {
+					continue
+				}
+				l.Spec.HolderIdentity = nil
+				if _, err := leases.Update(ctx, &l, metav1.UpdateOptions{}); err == nil {
+					released = true
+				} else if !apierrors.IsConflict(err) { // a renewed it meanwhile: read again
+					t.Fatal(err)
+				}
+			}
+		}
+		taken, err := b.Claim(ctx, item)
+		if err != nil {
+			t.Fatalf("round %d: b claims %s right after its release: %v", round, item, err)
+		}
+		if taken.Token() <= held.Token() {
+			t.Errorf("round %d: b's token %d after a's %d", round, taken.Token(), held.Token())
+		}
 	}
 }
