@@ -234,27 +234,31 @@ func checkExclusive(t *testing.T, children map[string]*child, killed map[string]
 	t.Logf("%d items, %d handovers between replicas, none overlapping", len(spans), handovers)
 }
 
+// joinGroup joins the shard group as member id, until the test ends, and
+// waits for the member's view of the claims.
+func joinGroup(t *testing.T, cs kubernetes.Interface, group, id string) runner.Member {
+	t.Helper()
+	e, err := lease.NewShardEngine(cs.CoordinationV1(), "default", group,
+		lease.WithIdentity(id), lease.WithTiming(timing), lease.WithLogger(testrun.Quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Join(testrun.Context(t, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Leave(context.Background()) })
+	testrun.Closed(t, m.Claims().Initialized(), id+" claims initialized")
+	return m
+}
+
 // TestMemberContract checks the engine's side of runner.Member: one claim
 // wins, the holder gets its claim back, a resigned claim is taken over with
 // a greater token, and a member that leaves frees its items at once.
 func TestMemberContract(t *testing.T) {
 	t.Parallel()
 	cs := kubetest.Start(t).Clientset(t)
-	join := func(id string) runner.Member {
-		e, err := lease.NewShardEngine(cs.CoordinationV1(), "default", "contract",
-			lease.WithIdentity(id), lease.WithTiming(timing), lease.WithLogger(testrun.Quiet))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := e.Join(testrun.Context(t, time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Leave(context.Background()) })
-		testrun.Closed(t, m.Claims().Initialized(), id+" claims initialized")
-		return m
-	}
-	a, b := join("a"), join("b")
+	a, b := joinGroup(t, cs, "contract", "a"), joinGroup(t, cs, "contract", "b")
 	ctx := testrun.Context(t, time.Minute)
 	waitClaims := func(m runner.Member, cond func(watchable.State[string, runner.Holder]) string) {
 		t.Helper()
@@ -335,21 +339,7 @@ func TestClaimDoesNotTrustAStaleWatch(t *testing.T) {
 	t.Parallel()
 	cs := kubetest.Start(t).Clientset(t)
 	ctx := testrun.Context(t, time.Minute)
-	join := func(id string) runner.Member {
-		e, err := lease.NewShardEngine(cs.CoordinationV1(), "default", "stale",
-			lease.WithIdentity(id), lease.WithTiming(timing), lease.WithLogger(testrun.Quiet))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := e.Join(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Leave(context.Background()) })
-		testrun.Closed(t, m.Claims().Initialized(), id+" claims initialized")
-		return m
-	}
-	a, b := join("a"), join("b")
+	a, b := joinGroup(t, cs, "stale", "a"), joinGroup(t, cs, "stale", "b")
 	leases := cs.CoordinationV1().Leases("default")
 	for round := range 5 {
 		item := fmt.Sprintf("item-%d", round)
