@@ -610,13 +610,13 @@ func mapFieldK[K comparable](v protoValue) (protoField, bool) {
 			return r.clone(q)
 		}, r.compare), true
 	case v.kind == protoreflect.BoolKind:
-		return mapFieldKV[K](same1[uint8], eq1[uint8]), true
+		return mapFieldKV[K](keep[uint8], eqOp[uint8]), true
 	case v.kind == protoreflect.FloatKind:
-		return mapFieldKV[K](same1[float32], func(a, b float32) verdict { return is(sameFloat(float64(a), float64(b))) }), true
+		return mapFieldKV[K](keep[float32], func(a, b float32) verdict { return is(sameFloat(float64(a), float64(b))) }), true
 	case v.kind == protoreflect.DoubleKind:
-		return mapFieldKV[K](same1[float64], func(a, b float64) verdict { return is(sameFloat(a, b)) }), true
+		return mapFieldKV[K](keep[float64], func(a, b float64) verdict { return is(sameFloat(a, b)) }), true
 	case v.kind == protoreflect.StringKind:
-		return mapFieldKV[K](same1[string], eq1[string]), true
+		return mapFieldKV[K](keep[string], eqOp[string]), true
 	case v.kind == protoreflect.BytesKind:
 		return mapFieldKV[K](func(s []byte) []byte {
 			if s == nil {
@@ -625,16 +625,18 @@ func mapFieldK[K comparable](v protoValue) (protoField, bool) {
 			return append(make([]byte, 0, len(s)), s...)
 		}, func(a, b []byte) verdict { return is(bytes.Equal(a, b)) }), true
 	case v.size == 4:
-		return mapFieldKV[K](same1[uint32], eq1[uint32]), true
+		return mapFieldKV[K](keep[uint32], eqOp[uint32]), true
 	case v.size == 8:
-		return mapFieldKV[K](same1[uint64], eq1[uint64]), true
+		return mapFieldKV[K](keep[uint64], eqOp[uint64]), true
 	}
 	return protoField{}, false
 }
 
-func same1[V any](v V) V { return v }
+// keep copies a value that holds no references: it is its own copy.
+func keep[V any](v V) V { return v }
 
-func eq1[V comparable](a, b V) verdict { return is(a == b) }
+// eqOp compares values for which == is proto's rule.
+func eqOp[V comparable](a, b V) verdict { return is(a == b) }
 
 // mapFieldKV returns how to copy and compare maps laid out as map[K]V,
 // with cp copying a value (keeping a nil one nil) and eq comparing two.
