@@ -146,6 +146,10 @@ func ShardEngine(t *testing.T, newShards func(t *testing.T) func(id string) runn
 		if err != nil {
 			t.Fatal(err)
 		}
+		// b sees the claim first, so that seeing the item vacant below
+		// means seeing the resignation.
+		want := runner.Holder{Member: a.ID(), Token: ta.Token()}
+		wait(t, b.Claims(), "b to see a's claim", func(c map[string]runner.Holder) bool { return c["item-1"] == want })
 		if err := ta.Resign(timeout(t)); err != nil {
 			t.Fatalf("resign: %v", err)
 		}
