@@ -30,10 +30,7 @@ func (t *Txn[K, V]) live() {
 }
 
 // Get returns the value for k as of the changes made so far.
-func (t *Txn[K, V]) Get(k K) (V, bool) {
-	t.live()
-	return Map[K, V]{root: t.root}.Get(k)
-}
+func (t *Txn[K, V]) Get(k K) (V, bool) { return t.GetHashed(k, hashOf(k)) }
 
 // Len returns the number of entries as of the changes made so far.
 func (t *Txn[K, V]) Len() int {
@@ -42,20 +39,7 @@ func (t *Txn[K, V]) Len() int {
 }
 
 // Set sets k to v.
-func (t *Txn[K, V]) Set(k K, v V) {
-	t.live()
-	h := hashOf(k)
-	if t.root == nil {
-		t.root = single(t.own, h, entry[K, V]{k, v})
-		t.size = 1
-		return
-	}
-	var added bool
-	t.root, added = t.root.set(t.own, k, v, h, 0)
-	if added {
-		t.size++
-	}
-}
+func (t *Txn[K, V]) Set(k K, v V) { t.SetHashed(k, hashOf(k), v) }
 
 // Delete removes k and reports whether it was present.
 func (t *Txn[K, V]) Delete(k K) bool {
