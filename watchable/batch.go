@@ -99,16 +99,22 @@ func (b *Batch[K, V]) Store(key K, value V) {
 }
 
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
-	old, ok := b.txn.GetHashed(key, h)
-	c := change[K, V]{key: key, old: old, hadOld: ok, new: value, hasNew: true}
-	if ok && DeepEqual(old, value) {
-		if exactEqual[V]() {
-			return
+	c := change[K, V]{key: key, new: value, hasNew: true}
+	skip := false
+	b.txn.SetHashedUnless(key, h, value, func(old V) bool {
+		c.old, c.hadOld = old, true
+		if DeepEqual(old, value) {
+			if exactEqual[V]() {
+				skip = true // nobody could tell the two apart
+				return true
+			}
+			c.silent = true
 		}
-		c.silent = true
+		return false
+	})
+	if !skip {
+		b.add(c)
 	}
-	b.txn.SetHashed(key, h, value)
-	b.add(c)
 }
 
 // Delete removes key within the batch.

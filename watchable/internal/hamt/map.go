@@ -27,7 +27,7 @@ func (m Map[K, V]) Set(k K, v V) Map[K, V] {
 	if m.root == nil {
 		return Map[K, V]{root: single(0, h, entry[K, V]{k, v}), size: 1}
 	}
-	root, added := m.root.set(0, k, v, h, 0)
+	root, added := m.root.set(0, k, v, h, 0, nil)
 	size := m.size
 	if added {
 		size++
@@ -82,7 +82,7 @@ func (m Map[K, V]) SetOwned(own Owner, k K, v V) Map[K, V] {
 	if m.root == nil {
 		return Map[K, V]{root: single(uint64(own), h, entry[K, V]{k, v}), size: 1}
 	}
-	root, added := m.root.set(uint64(own), k, v, h, 0)
+	root, added := m.root.set(uint64(own), k, v, h, 0, nil)
 	size := m.size
 	if added {
 		size++

@@ -114,12 +114,16 @@ func childAt[K comparable, V any](first **node[K, V], i int) **node[K, V] {
 
 // set returns n with k set to v, and whether k was new. n itself is changed
 // only when own owns it and the change adds nothing, and then n is what is
-// returned.
-func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V], bool) {
+// returned. If keep is not nil and k is present, keep is called with k's
+// value, and if it returns true nothing changes: n is returned as it is.
+func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint, keep func(V) bool) (*node[K, V], bool) {
 	if shift >= hashBits {
 		es := n.entries()
 		for i := range es {
 			if es[i].key == k {
+				if keep != nil && keep(loadVal(&es[i].val)) {
+					return n, false
+				}
 				return n.withEntry(own, i, entry[K, V]{k, v}), false
 			}
 		}
@@ -131,6 +135,9 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V
 		i := index(n.dataMap, bit)
 		old := loadEntry(entryAt(n.ents, i))
 		if old.key == k {
+			if keep != nil && keep(old.val) {
+				return n, false
+			}
 			return n.withEntry(own, i, entry[K, V]{k, v}), false
 		}
 		// Two keys now share this slot: push both one level down.
@@ -139,9 +146,10 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
 		child := loadChild(childAt(n.kids, j))
-		sub, added := child.set(own, k, v, h, shift+bitsPerLevel)
+		sub, added := child.set(own, k, v, h, shift+bitsPerLevel, keep)
 		if sub == child {
-			// Edited in place, so own owns the child and therefore n too.
+			// Kept, or edited in place, so that own owns the child and
+			// therefore n too.
 			return n, added
 		}
 		return n.withChild(own, j, sub), added

@@ -87,7 +87,12 @@ func (t *Txn[K, V]) GetHashed(k K, h uint64) (V, bool) {
 }
 
 // SetHashed is Set for a key whose hash, Hash(k), is h.
-func (t *Txn[K, V]) SetHashed(k K, h uint64, v V) {
+func (t *Txn[K, V]) SetHashed(k K, h uint64, v V) { t.SetHashedUnless(k, h, v, nil) }
+
+// SetHashedUnless is SetHashed in the same descent as a look at the value
+// it replaces: if k is present and keep, called with its value, returns
+// true, nothing changes. A nil keep keeps nothing.
+func (t *Txn[K, V]) SetHashedUnless(k K, h uint64, v V, keep func(old V) bool) {
 	t.live()
 	if t.root == nil {
 		t.root = single(t.own, h, entry[K, V]{k, v})
@@ -95,7 +100,7 @@ func (t *Txn[K, V]) SetHashed(k K, h uint64, v V) {
 		return
 	}
 	var added bool
-	t.root, added = t.root.set(t.own, k, v, h, 0)
+	t.root, added = t.root.set(t.own, k, v, h, 0, keep)
 	if added {
 		t.size++
 	}

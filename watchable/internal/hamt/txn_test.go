@@ -203,3 +203,41 @@ func TestTxnWarmAndHashed(t *testing.T) {
 		}
 	})
 }
+
+// TestTxnSetHashedUnless checks that keep sees the value a Set would
+// replace, that a kept key changes nothing (the map stays the same, node
+// for node), and that a key not present is set without asking keep.
+func TestTxnSetHashedUnless(t *testing.T) {
+	base := buildMap(slices.Collect(intRange(1000)), func(k int) int { return k * 10 })
+	tx := base.Txn()
+	for k := range 1000 {
+		var seen []int
+		tx.SetHashedUnless(k, Hash(k), k*10, func(old int) bool {
+			seen = append(seen, old)
+			return true
+		})
+		if !slices.Equal(seen, []int{k * 10}) {
+			t.Fatalf("keep of %d saw %v, want [%d]", k, seen, k*10)
+		}
+	}
+	if m := tx.Commit(); !m.Same(base) {
+		t.Fatal("keeping every key changed the map")
+	}
+
+	tx = base.Txn()
+	tx.SetHashedUnless(7, Hash(7), -7, func(old int) bool { return false })
+	tx.SetHashedUnless(5000, Hash(5000), 5, func(int) bool {
+		t.Fatal("keep asked about an absent key")
+		return true
+	})
+	m := tx.Commit()
+	if v, _ := m.Get(7); v != -7 {
+		t.Fatalf("after keep said no: Get(7) = %d, want -7", v)
+	}
+	if v, ok := m.Get(5000); !ok || v != 5 || m.Len() != 1001 {
+		t.Fatalf("the absent key: Get(5000) = %d, %v, Len %d; want 5, true, 1001", v, ok, m.Len())
+	}
+	if v, _ := base.Get(7); v != 70 {
+		t.Fatalf("the base changed: Get(7) = %d", v)
+	}
+}
