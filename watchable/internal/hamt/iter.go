@@ -41,21 +41,17 @@ func (n *node[K, V]) each(yield func(K, V) bool, sh shape) bool {
 	return n.eachChild(yield, sh)
 }
 
-// maxGather is the largest entry eachChild reads ahead into its frame, 32
-// at a time; larger ones are walked plainly.
-const maxGather = 64
-
 // eachChild walks the subtrees of n's children, in slot order.
 //
 // A large map's nodes lie scattered over memory, so walking them one after
-// the other would meet one cache miss at a time. Instead, the children's
-// nodes are read first, then (in warm) their children's, then the
-// children's first and last entries, each pass a loop whose reads do not
-// depend on one another: the processor overlaps those misses, and the walk
-// then finds the children in cache.
+// the other would meet one cache miss at a time. Instead, warm first reads
+// the children's nodes, their children's, and the first and last entries of
+// both, each pass a loop whose reads do not depend on one another: the
+// processor overlaps those misses, and the walk then finds the children in
+// cache.
 func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
 	kids := n.children()
-	if len(kids) < 2 || unsafe.Sizeof(entry[K, V]{}) > maxGather {
+	if len(kids) < 2 {
 		for i := range kids {
 			if !loadChild(&kids[i]).each(yield, sh) {
 				return false
@@ -63,57 +59,32 @@ func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
 		}
 		return true
 	}
-	var (
-		nodes  [1 << bitsPerLevel]*node[K, V]
-		ents   [1 << bitsPerLevel]*entry[K, V]
-		firsts [1 << bitsPerLevel]entry[K, V]
-		lasts  [1 << bitsPerLevel]entry[K, V]
-	)
+	var nodes [1 << bitsPerLevel]*node[K, V]
 	for i := range kids {
 		nodes[i] = loadChild(&kids[i])
 	}
-	for i := range kids {
-		ents[i] = nodes[i].ents
-	}
 	warm(nodes[:len(kids)])
 	for i := range kids {
-		if ents[i] != nil {
-			firsts[i] = entry[K, V]{ents[i].key, loadValAs(&ents[i].val, sh)}
-		}
-	}
-	for i := range kids {
-		if es := nodes[i].entries(); len(es) > 1 {
-			lasts[i] = entry[K, V]{es[len(es)-1].key, loadValAs(&es[len(es)-1].val, sh)}
-		}
-	}
-	for i := range kids {
 		c := nodes[i]
-		if es := c.entries(); len(es) > 0 {
-			if !yield(firsts[i].key, firsts[i].val) {
-				return false
-			}
-			for j := 1; j < len(es)-1; j++ {
-				if !yield(es[j].key, loadValAs(&es[j].val, sh)) {
-					return false
-				}
-			}
-			if len(es) > 1 && !yield(lasts[i].key, lasts[i].val) {
+		es := c.entries()
+		for j := range es {
+			if !yield(es[j].key, loadValAs(&es[j].val, sh)) {
 				return false
 			}
 		}
-		if !c.eachChild(yield, sh) {
+		if c.kids != nil && !c.eachChild(yield, sh) {
 			return false
 		}
 	}
 	return true
 }
 
-// warm reads the node and the first and last entries of the grandchildren
-// of the nodes in kids (up to 256 of them), each pass over all of them
-// before the next, so that their cache misses overlap. It returns a value
-// made of what it read, and is never inlined, so that the reads are not
-// optimized away; it reads only keys, never values a writer may be
-// replacing in place.
+// warm reads the nodes in kids, their children (up to 256 of them), and
+// the first and last entries of both, each pass over all of them before the
+// next, so that their cache misses overlap. It returns a value made of what
+// it read, and is never inlined, so that the reads are not optimized away.
+// Of an entry it reads the first byte of the key, never the value, which a
+// writer may be replacing in place.
 //
 //go:noinline
 func warm[K comparable, V any](kids []*node[K, V]) uintptr {
@@ -122,6 +93,9 @@ func warm[K comparable, V any](kids []*node[K, V]) uintptr {
 		g     int
 		x     uintptr
 	)
+	for _, k := range kids {
+		x += uintptr(unsafe.Pointer(k.ents))
+	}
 	for _, k := range kids {
 		if k.kids == nil {
 			continue
@@ -137,17 +111,27 @@ func warm[K comparable, V any](kids []*node[K, V]) uintptr {
 	for i := range g {
 		x += uintptr(unsafe.Pointer(grand[i].ents))
 	}
-	if unsafe.Sizeof(*new(K)) < unsafe.Sizeof(x) {
-		return x // the first word of an entry is not its key's
+	if unsafe.Sizeof(*new(K)) == 0 {
+		return x // an entry's first byte is not its key's
+	}
+	for _, k := range kids {
+		x += firstAndLast(k.entries())
 	}
 	for i := range g {
-		es := grand[i].entries()
-		if len(es) > 0 {
-			x += *(*uintptr)(unsafe.Pointer(&es[0]))
-		}
-		if len(es) > 1 {
-			x += *(*uintptr)(unsafe.Pointer(&es[len(es)-1]))
-		}
+		x += firstAndLast(grand[i].entries())
+	}
+	return x
+}
+
+// firstAndLast reads the first byte of the keys of the first and the last
+// of es, whose keys are not empty types.
+func firstAndLast[K comparable, V any](es []entry[K, V]) uintptr {
+	var x uintptr
+	if len(es) > 0 {
+		x += uintptr(*(*uint8)(unsafe.Pointer(&es[0].key)))
+	}
+	if len(es) > 1 {
+		x += uintptr(*(*uint8)(unsafe.Pointer(&es[len(es)-1].key)))
 	}
 	return x
 }

@@ -1,6 +1,7 @@
 package hamt
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -240,11 +241,32 @@ func TestOwnedChanges(t *testing.T) {
 
 // TestIterationStopsAnywhere stops the walk at many places of a map large
 // enough for eachChild to read children ahead: each stop must give exactly
-// the prefix of the whole walk, values included.
+// the prefix of the whole walk, values included. It runs with int entries,
+// with keys narrower than a word, and with entries wider than a cache line.
 func TestIterationStopsAnywhere(t *testing.T) {
+	t.Run("int", func(t *testing.T) {
+		stopsAnywhere(t, func(i int) int { return i }, func(k int) int { return -k })
+	})
+	t.Run("narrow keys", func(t *testing.T) {
+		stopsAnywhere(t, func(i int) uint16 { return uint16(i) }, func(k uint16) int { return -int(k) })
+	})
+	t.Run("wide entries", func(t *testing.T) {
+		stopsAnywhere(t, func(i int) [3]string { return [3]string{fmt.Sprint(i), "b", "c"} },
+			func(k [3]string) [12]int { return [12]int{len(k[0]), 11: 7} })
+	})
+}
+
+func stopsAnywhere[K comparable, V comparable](t *testing.T, key func(int) K, val func(K) V) {
 	const n = 5000
-	m := buildMap(slices.Collect(intRange(n)), func(k int) int { return -k })
-	type kv struct{ k, v int }
+	keys := make([]K, n)
+	for i := range keys {
+		keys[i] = key(i)
+	}
+	m := buildMap(keys, val)
+	type kv struct {
+		k K
+		v V
+	}
 	var full []kv
 	for k, v := range m.All() {
 		full = append(full, kv{k, v})
@@ -252,9 +274,9 @@ func TestIterationStopsAnywhere(t *testing.T) {
 	if len(full) != n {
 		t.Fatalf("All gave %d entries, want %d", len(full), n)
 	}
-	seen := map[int]bool{}
+	seen := map[K]bool{}
 	for _, e := range full {
-		if e.v != -e.k || seen[e.k] {
+		if e.v != val(e.k) || seen[e.k] {
 			t.Fatalf("entry %v is wrong or repeated", e)
 		}
 		seen[e.k] = true
