@@ -291,14 +291,8 @@ func pbSameShape(path string, a, b reflect.Value) string {
 		f := a.Elem().Elem().Type().Field(0).Name
 		return pbSameShape(path+"."+f, a.Elem().Elem().Field(0), b.Elem().Elem().Field(0))
 	case reflect.Slice:
-		if a.IsNil() != b.IsNil() {
-			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: length %d, copy %d", path, a.Len(), b.Len())
-		}
-		if a.Len() > 0 && a.Pointer() == b.Pointer() {
-			return path + ": copy shares the backing array"
+		if d := pbSameContainer(path, a, b, "backing array"); d != "" {
+			return d
 		}
 		for i := range a.Len() {
 			if d := pbSameShape(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
@@ -306,20 +300,29 @@ func pbSameShape(path string, a, b reflect.Value) string {
 			}
 		}
 	case reflect.Map:
-		if a.IsNil() != b.IsNil() {
-			return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: length %d, copy %d", path, a.Len(), b.Len())
-		}
-		if a.Len() > 0 && a.Pointer() == b.Pointer() {
-			return path + ": copy shares the map"
+		if d := pbSameContainer(path, a, b, "map"); d != "" {
+			return d
 		}
 		for _, k := range a.MapKeys() {
 			if d := pbSameShape(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k)); d != "" {
 				return d
 			}
 		}
+	}
+	return ""
+}
+
+// pbSameContainer compares a slice or map a with its copy b: nil stays
+// nil, the length stays, and a non-empty copy has memory of its own (what,
+// named in the message).
+func pbSameContainer(path string, a, b reflect.Value, what string) string {
+	switch {
+	case a.IsNil() != b.IsNil():
+		return fmt.Sprintf("%s: nil %v, copy nil %v", path, a.IsNil(), b.IsNil())
+	case a.Len() != b.Len():
+		return fmt.Sprintf("%s: length %d, copy %d", path, a.Len(), b.Len())
+	case a.Len() > 0 && a.Pointer() == b.Pointer():
+		return path + ": copy shares the " + what
 	}
 	return ""
 }
