@@ -161,3 +161,28 @@ type bigValue struct {
 	A [31]int
 	S string
 }
+
+// BenchmarkUpdatesSince measures what a lazy reader pays to claim the
+// changes since its last State: changed distinct keys written into a map
+// of n entries between the two States.
+func BenchmarkUpdatesSince(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, changed := range []int{1, 100, 10_000} {
+			b.Run(fmt.Sprintf("N=%d/changed=%d", n, changed), func(b *testing.B) {
+				m := fill(n)
+				old := m.State()
+				for i := range changed {
+					m.Store(i*(n/changed), -i-1)
+				}
+				cur := m.State()
+				if got := len(cur.UpdatesSince(old)); got != changed {
+					b.Fatalf("%d updates, want %d", got, changed)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					cur.UpdatesSince(old)
+				}
+			})
+		}
+	}
+}

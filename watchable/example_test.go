@@ -112,3 +112,38 @@ func ExampleMap_State() {
 	fmt.Println(v, now)
 	// Output: 1 2
 }
+
+// A reader that follows a map at its own pace: Notify tells it that
+// something changed, and it claims the changes when it is ready. Writers pay
+// nothing for it beyond a send on a full channel, however far it falls
+// behind.
+func ExampleState_UpdatesSince() {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	m.Store("b", 2)
+
+	changed := make(chan struct{}, 1)
+	m.Notify(context.Background(), changed) // before the first State: no write is missed
+	last := m.State()
+
+	m.Store("a", 10)
+	m.Store("a", 11) // writes between two reads come as one net change
+	m.Delete("b")
+	m.Store("c", 3)
+	m.Store("d", 4)
+	m.Delete("d") // added and removed again: no change
+
+	<-changed
+	cur := m.State()
+	var parts []string
+	for _, u := range cur.UpdatesSince(last) {
+		if u.Delete {
+			parts = append(parts, "-"+u.Key)
+		} else {
+			parts = append(parts, fmt.Sprintf("%s=%d", u.Key, u.Value))
+		}
+	}
+	slices.Sort(parts)
+	fmt.Println(parts) // the next read asks for the updates since cur
+	// Output: [-b a=11 c=3]
+}

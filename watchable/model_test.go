@@ -13,7 +13,8 @@ import (
 
 // model checks a Map against a plain Go map over a sequence of operations
 // decoded from bytes, and checks that subscribers which rebuild the map from
-// Updates alone always equal its State. (The comparison with
+// Updates alone always equal its State; so does a lazy reader, which takes
+// State.UpdatesSince on each Notify signal. (The comparison with
 // github.com/telepresenceio/watchable on the operations both libraries
 // share lives in the bench module, which may depend on it: bench/peer_test.go.)
 type model struct {
@@ -24,6 +25,10 @@ type model struct {
 	subs   []*modelSub
 	closed bool
 	parts  *watchable.Partitions[int, int, int] // made by the first partition subscription
+
+	lazy      chan struct{} // a Notify channel
+	lazyState watchable.State[int, int]
+	lazySeen  map[int]int // rebuilt from UpdatesSince only
 }
 
 type modelSub struct {
@@ -36,7 +41,9 @@ type modelSub struct {
 }
 
 func newModel(t *testing.T) *model {
-	return &model{t: t, want: map[int]int{}}
+	md := &model{t: t, want: map[int]int{}, lazy: make(chan struct{}, 1), lazySeen: map[int]int{}}
+	md.m.Notify(t.Context(), md.lazy)
+	return md
 }
 
 // run decodes and applies ops; every op consumes three bytes.
@@ -212,6 +219,7 @@ func (md *model) agree(what, want, got string) {
 func (md *model) readAll() {
 	t := md.t
 	t.Helper()
+	md.readLazy()
 	for i, s := range md.subs {
 		if s.done {
 			continue
@@ -233,6 +241,50 @@ func (md *model) readAll() {
 			}
 		}
 	}
+}
+
+// readLazy takes the updates since the lazy reader's last State, if it was
+// signalled, and checks them.
+func (md *model) readLazy() {
+	t := md.t
+	t.Helper()
+	select {
+	case <-md.lazy:
+	default:
+		// No effective write since the last read: nothing changed.
+		if !maps.Equal(md.want, md.lazySeen) {
+			t.Fatalf("lazy reader: not signalled, but its view %v is not the map's %v", md.lazySeen, md.want)
+		}
+		return
+	}
+	state := md.m.State()
+	updates := state.UpdatesSince(md.lazyState)
+	prev := maps.Clone(md.lazySeen)
+	keys := map[int]bool{}
+	for _, u := range updates {
+		if keys[u.Key] {
+			t.Fatalf("lazy reader: key %d listed twice in %+v", u.Key, updates)
+		}
+		keys[u.Key] = true
+		old, had := prev[u.Key]
+		switch {
+		case u.Delete && (!had || old != u.Value):
+			t.Fatalf("lazy reader: delete of %d carries %d; the reader saw %d (present %v)", u.Key, u.Value, old, had)
+		case u.Delete:
+			delete(md.lazySeen, u.Key)
+		case had && old == u.Value:
+			t.Fatalf("lazy reader: update %d=%d changes nothing", u.Key, u.Value)
+		default:
+			md.lazySeen[u.Key] = u.Value
+		}
+	}
+	if diff := cmp.Diff(state.Map(), md.lazySeen); diff != "" {
+		t.Fatalf("lazy reader: view rebuilt from UpdatesSince differs from State (-state +rebuilt):\n%s", diff)
+	}
+	if diff := cmp.Diff(md.want, md.lazySeen); diff != "" {
+		t.Fatalf("lazy reader: view is not the newest contents (-want +got):\n%s", diff)
+	}
+	md.lazyState = state
 }
 
 func (md *model) visible(s *modelSub) map[int]int {

@@ -60,7 +60,12 @@ func (m *Map[K, V]) copyValue(v V) V {
 
 // equal is DeepEqual(a, b).
 func (m *Map[K, V]) equal(a, b V) bool {
-	switch m.plain() {
+	return equalAs(m.plain(), a, b)
+}
+
+// equalAs is DeepEqual(a, b) for values whose plain kind is p.
+func equalAs[V any](p uint32, a, b V) bool {
+	switch p {
 	case plainWord:
 		return *(*uint64)(unsafe.Pointer(&a)) == *(*uint64)(unsafe.Pointer(&b))
 	case plainHalf:

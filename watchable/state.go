@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"iter"
+	"unsafe"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -41,4 +42,49 @@ func (s State[K, V]) Map() map[K]V {
 		out[k] = v
 	}
 	return out
+}
+
+// UpdatesSince returns the net change per key from old to s: a store for
+// every key that s holds and old did not, or held with a different value,
+// and a delete, with old's value, for every key that old held and s does
+// not. Values are compared with DeepEqual, and a value identical bit for
+// bit counts as unchanged. Applying the updates to old gives s, up to
+// DeepEqual. They come in no particular order, and the slice is the
+// caller's.
+//
+// Since the zero State, it lists every entry of s, like a subscription's
+// first snapshot.
+//
+// Two States of the same Map share every part of the map that no write
+// between them touched, and UpdatesSince skips those parts by comparing
+// pointers: it costs O(changed keys × log N), however large the map. For
+// States of different maps it compares them whole, in O(N).
+//
+// UpdatesSince is the reader's half of a subscription claimed lazily, for a
+// consumer that may fall far behind and whose writers should not pay for
+// it: register a channel with Map.Notify, and on each signal take the
+// Map's State and ask it for the updates since the State taken last (see
+// the example). A write then costs such a consumer's writers one attempted
+// send on a full channel, where a Subscribe channel that nobody reads costs
+// each write a merge into its pending snapshot; the consumer pays instead,
+// when it reads.
+func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
+	var out []Update[K, V]
+	p := plainKindOf[V]()
+	s.m.Diff(old.m, func(k K, ov V, hadOld bool, nv V, hasNew bool) bool {
+		switch {
+		case !hasNew:
+			out = append(out, Update[K, V]{Key: k, Delete: true, Value: ov})
+		case !hadOld || !identical(&ov, &nv) && !equalAs(p, ov, nv):
+			out = append(out, Update[K, V]{Key: k, Value: nv})
+		}
+		return true
+	})
+	return out
+}
+
+// identical reports whether *a and *b are the same bits.
+func identical[V any](a, b *V) bool {
+	n := unsafe.Sizeof(*a)
+	return n == 0 || unsafe.String((*byte)(unsafe.Pointer(a)), n) == unsafe.String((*byte)(unsafe.Pointer(b)), n)
 }
