@@ -14,7 +14,10 @@ import (
 const blockedAfter = 10 * time.Second
 
 // BenchmarkIdleSubscriber measures publisher throughput without (idle=0) and
-// with (idle=1) one subscriber that never reads its channel.
+// with (idle=1) one subscriber that never reads its channel, and for
+// switchyard with one lazy reader that never reads (idle=lazy): registered
+// with Notify and holding the State it took first, as a reader of
+// State.UpdatesSince does between two reads.
 //
 // retained-MB (10^6 bytes) is how much more live heap there is after the
 // b.N Stores than before them, after a full GC: what a never-reading
@@ -29,8 +32,11 @@ func BenchmarkIdleSubscriber(b *testing.B) {
 		b.Run("val="+ints.name, func(b *testing.B) {
 			for _, n := range ns {
 				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-					for _, idle := range []int{0, 1} {
-						b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
+					for _, idle := range []string{"0", "1", "lazy"} {
+						if idle == "lazy" && lib != "switchyard" {
+							continue // the peer has no such reader
+						}
+						b.Run("idle="+idle, func(b *testing.B) {
 							benchIdle(b, newKV[int](lib), ints, n, idle)
 						})
 					}
@@ -40,14 +46,18 @@ func BenchmarkIdleSubscriber(b *testing.B) {
 	})
 }
 
-func benchIdle[V any](b *testing.B, m kv[V], vk valueKind[V], n, idle int) {
+func benchIdle[V any](b *testing.B, m kv[V], vk valueKind[V], n int, idle string) {
 	keys, ring := keysFor(n), vk.ring()
 	defer m.Close()
 	fill(m, keys, vk)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for range idle {
+	switch idle {
+	case "1":
 		m.SubscribeIdle(ctx)
+	case "lazy":
+		held := m.(*ours[V]).WatchLazily(ctx)
+		defer runtime.KeepAlive(held)
 	}
 	before := liveHeap()
 

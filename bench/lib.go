@@ -154,7 +154,15 @@ func (o *ours[V]) Fill(keys []string, value func(int) V) {
 
 func (o *ours[V]) LoadAll() map[string]V             { return o.m.LoadAll() }
 func (o *ours[V]) SubscribeIdle(ctx context.Context) { o.m.Subscribe(ctx) }
-func (o *ours[V]) Close()                            { o.m.Close() }
+
+// WatchLazily registers a reader that Notify tells of changes and that
+// claims them with State.UpdatesSince when it reads, and returns the State
+// such a reader holds until its next read.
+func (o *ours[V]) WatchLazily(ctx context.Context) watchable.State[string, V] {
+	o.m.Notify(ctx, make(chan struct{}, 1))
+	return o.m.State()
+}
+func (o *ours[V]) Close() { o.m.Close() }
 
 // State is switchyard's O(1) view of the whole map; the peer has none.
 func (o *ours[V]) State() watchable.State[string, V] { return o.m.State() }

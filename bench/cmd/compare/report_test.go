@@ -65,7 +65,8 @@ BenchmarkMemory/lib=peer/val=int/N=100000/S=0-2   1   100 ns/op   3.5 heap-MB   
 BenchmarkMemory/lib=switchyard/val=k8s/N=100000/S=8-2   1   100 ns/op   150 heap-MB
 BenchmarkMemory/lib=peer/val=k8s/N=100000/S=8-2   1   100 ns/op   1200 heap-MB
 BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=0-2   100000   1000 ns/op
-BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1050 ns/op
+BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1500 ns/op
+BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=lazy-2   100000   1050 ns/op
 --- SKIP: BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=1-2
     idle_test.go:61: publisher blocked after 3 of 100 stores
 BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
@@ -81,7 +82,7 @@ BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
 		"PASS: ours ÷ floor 1.50×",
 		"PASS: N=100 S=1 2.50×; not measured: N=100 S=8, N=10,000 S=1, N=10,000 S=8, N=100,000 S=1, N=100,000 S=8, N=1,000,000 S=1, N=1,000,000 S=8",
 		"MISS: median 2.50× (2.00 µs → 5.00 µs), mean 1.67× (3.00 µs → 5.00 µs); p99 9.00 µs → 20.0 µs",
-		"PASS: +5.0%; peer blocks",
+		"PASS: lazy reader (Notify, State.UpdatesSince) +5.0%; Subscribe channel +50.0%; peer blocks",
 		"PASS: S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.25× (SubscribeSubset with 1,000: 50.0×)",
 		"n/a: ",
 		"n/a: ",
@@ -187,5 +188,25 @@ func TestHandWrittenTailIsKept(t *testing.T) {
 	}
 	if tail := handWritten([]byte("# generated only\n")); tail != nil {
 		t.Errorf("handWritten of a report without a hand-written part = %q", tail)
+	}
+}
+
+// TestIdleTarget checks that target 5 is judged on the lazy reader, and
+// that a report without it judges nothing.
+func TestIdleTarget(t *testing.T) {
+	const base = "BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle="
+	tests := []struct{ input, want string }{
+		{base + "0-2 100 100 ns/op\n" + base + "1-2 100 150 ns/op\n" + base + "lazy-2 100 120 ns/op\n",
+			"MISS: lazy reader (Notify, State.UpdatesSince) +20.0%; Subscribe channel +50.0%"},
+		{base + "0-2 100 100 ns/op\n" + base + "1-2 100 150 ns/op\n",
+			"n/a: Subscribe channel +50.0%"},
+		{base + "0-2 100 100 ns/op\n" + base + "lazy-2 100 99 ns/op\n",
+			"PASS: lazy reader (Notify, State.UpdatesSince) -1.0%"},
+	}
+	for _, tt := range tests {
+		tg := idleTarget(mustParse(t, tt.input))
+		if got := tg.verdict + ": " + tg.measured; got != tt.want {
+			t.Errorf("idleTarget(%q) = %q, want %q", tt.input, got, tt.want)
+		}
 	}
 }
