@@ -3,6 +3,9 @@
 // HandleSubscription calls a handler once per changed key, and
 // HandleSnapshots once per delivered snapshot, for the initial contents and
 // every later change, until the subscription closes or the context is done.
+// HandleLazily calls it once per changed key too, but claims the changes
+// from the map when it is ready (watchable.State.UpdatesSince) instead of
+// reading a subscription, so that writers pay nothing for a slow handler.
 // A handler that returns an error or panics does not end the loop: the error
 // or the panic (with its stack) is logged and counted, and the next update is
 // handled. Loop names the loop in logs and metrics. Records go to

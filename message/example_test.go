@@ -42,6 +42,40 @@ func ExampleHandleSubscription() {
 	// sold out: apples
 }
 
+// A lazy reader claims the changes when it is ready: here the handler makes
+// several writes at once, and the loop then handles only their net change.
+// Writers never pay for a lazy reader, however far behind it is.
+func ExampleHandleLazily() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var prices watchable.Map[string, int]
+	prices.Store("tea", 3)
+
+	message.HandleLazily(ctx, message.Loop{Runner: "exporter", Message: "prices"}, prices.View(),
+		func(ctx context.Context, u watchable.Update[string, int]) error {
+			if u.Delete {
+				fmt.Println("withdrawn:", u.Key)
+				cancel() // HandleLazily returns when ctx is done
+				return nil
+			}
+			fmt.Println(u.Key, u.Value)
+			if u.Value == 3 {
+				for p := 4; p <= 9; p++ {
+					prices.Store("tea", p) // handled once, as tea 9
+				}
+				prices.Store("coffee", 1)
+				prices.Delete("coffee") // added and removed: not handled
+			} else {
+				prices.Delete("tea")
+			}
+			return nil
+		})
+	// Output:
+	// tea 3
+	// tea 9
+	// withdrawn: tea
+}
+
 // A state-of-the-world consumer recomputes from the whole State of each
 // snapshot.
 func ExampleHandleSnapshots() {

@@ -1,0 +1,58 @@
+package message
+
+import (
+	"context"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// Lazy is what HandleLazily reads: a *watchable.Map or a watchable.View.
+type Lazy[K comparable, V any] interface {
+	Notify(ctx context.Context, ch chan<- struct{})
+	State() watchable.State[K, V]
+}
+
+// HandleLazily is HandleSubscription for a reader that claims its changes
+// when it is ready, rather than having them merged into a subscription for
+// it at every write (see watchable.State.UpdatesSince): writers pay such a
+// reader nothing however far behind it falls, and the loop pays for the
+// difference when it reads, in proportion to what changed.
+//
+// handle is called once per entry of the initial contents, then, each time
+// the map has changed since the loop last read it, once per key whose value
+// differs (up to watchable.DeepEqual) from the one handled last, in no
+// particular order. A key that changed and changed back in between is not
+// handled. Errors and panics are treated as in HandleSubscription.
+//
+// HandleLazily blocks until ctx is done, which stops it before the next
+// update. The map never ends the loop: after the map is closed it simply
+// sees no more changes.
+func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src Lazy[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
+	h := newHandler(ctx, loop, opts)
+	changed := make(chan struct{}, 1)
+	src.Notify(ctx, changed) // before the first State: no write is missed
+	var last watchable.State[K, V]
+	for ctx.Err() == nil {
+		cur := src.State()
+		updates := cur.UpdatesSince(last)
+		last = cur
+		if len(updates) > 0 {
+			h.delivered(len(updates))
+		}
+		handled := 0
+		for _, u := range updates {
+			if ctx.Err() != nil {
+				break
+			}
+			if p, err := call(ctx, h, handle, u); p != nil || err != nil {
+				h.failed(p, err, "key", u.Key, "delete", u.Delete)
+			}
+			handled++
+		}
+		h.handled(handled)
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+	}
+}

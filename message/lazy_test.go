@@ -1,0 +1,146 @@
+package message_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-go/switchyard/message"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+func TestHandleLazilySeesEveryKindOfChange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	r := &recorder{t: t, calls: make(chan string, 10)}
+	done := goHandle(func() { message.HandleLazily(ctx, meta, m.View(), r.update) })
+
+	steps := []struct {
+		write func()
+		want  string
+	}{
+		{func() {}, "a=1"},
+		{func() { m.Store("b", 2) }, "b=2"},
+		{func() { m.Store("a", 10) }, "a=10"},
+		{func() { m.Delete("a") }, "-a"},
+	}
+	for _, s := range steps {
+		s.write()
+		if got := receive(t, r.calls); got != s.want {
+			t.Errorf("handled %q, want %q", got, s.want)
+		}
+	}
+	cancel()
+	waitDone(t, done, "the loop to return after cancel")
+	if extra := len(r.got()) - len(steps); extra != 0 {
+		t.Errorf("handled %d updates more than written: %v", extra, r.got())
+	}
+}
+
+// TestHandleLazilyClaimsTheNetChange holds the handler while the map
+// changes many times, and checks that the loop then handles the net change
+// of each key once, and nothing for a key changed back or added and
+// removed again.
+func TestHandleLazilyClaimsTheNetChange(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
+	r := &recorder{t: t, calls: make(chan string)} // unbuffered: the handler waits for us
+	done := goHandle(func() { message.HandleLazily(ctx, meta, &m, r.update) })
+
+	var first []string
+	first = append(first, receive(t, r.calls)) // the loop is now inside the handler
+	for i := range 1000 {
+		m.Store("a", 100+i)
+		m.Store("b", i) // ends at 999
+		m.Store("x", i)
+		m.Delete("x")
+	}
+	m.Store("b", 2) // changed back
+	m.Delete("c")
+	first = append(first, receive(t, r.calls), receive(t, r.calls))
+	slices.Sort(first)
+	if diff := cmp.Diff([]string{"a=1", "b=2", "c=3"}, first); diff != "" {
+		t.Errorf("initial contents handled (-want +got):\n%s", diff)
+	}
+	later := []string{receive(t, r.calls), receive(t, r.calls)}
+	slices.Sort(later)
+	if diff := cmp.Diff([]string{"-c", "a=1099"}, later); diff != "" {
+		t.Errorf("net change handled (-want +got):\n%s", diff)
+	}
+	m.Store("d", 4)
+	if got := receive(t, r.calls); got != "d=4" {
+		t.Errorf("handled %q, want d=4", got)
+	}
+	cancel()
+	waitDone(t, done, "the loop to return after cancel")
+}
+
+func TestHandleLazilySurvivesFailures(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
+	reg := prometheus.NewRegistry()
+	metrics, err := message.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer // written by the loop, read once it has returned
+	r := &recorder{t: t, calls: make(chan string, 10), errs: set([]string{"b=2"}), panics: set([]string{"a=1"})}
+	done := goHandle(func() {
+		message.HandleLazily(ctx, meta, &m, r.update,
+			message.WithMetrics(metrics), message.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	})
+	for range 3 {
+		receive(t, r.calls)
+	}
+	m.Store("d", 4)
+	if got := receive(t, r.calls); got != "d=4" {
+		t.Errorf("after the failures, handled %q, want d=4", got)
+	}
+	cancel()
+	waitDone(t, done, "the loop to return after cancel")
+
+	want := map[string]float64{
+		"switchyard_message_updates_total":            4,
+		"switchyard_message_handler_errors_total":     1,
+		"switchyard_message_handler_panics_total":     1,
+		"switchyard_message_handler_duration_seconds": 4,
+		"switchyard_message_snapshot_updates":         2,
+	}
+	if diff := cmp.Diff(want, handlerMetrics(t, reg)); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	log := logs.String()
+	if !strings.Contains(log, "message handler panicked") || !strings.Contains(log, "cannot handle a=1") || !strings.Contains(log, "goroutine ") {
+		t.Errorf("log does not report the panic with its stack:\n%s", log)
+	}
+	if !strings.Contains(log, "message handler failed") || !strings.Contains(log, "cannot handle b=2") {
+		t.Errorf("log does not report the error:\n%s", log)
+	}
+}
+
+func TestHandleLazilyReturnsWhenCtxIsDone(t *testing.T) {
+	var m watchable.Map[string, int]
+	m.Store("a", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &recorder{t: t}
+	message.HandleLazily(ctx, meta, &m, r.update) // returns at once
+	if got := r.got(); len(got) != 0 {
+		t.Errorf("handled %v with a done ctx", got)
+	}
+	if n := m.Notifiers(); n != 0 {
+		t.Errorf("%d notifiers left registered", n)
+	}
+}
