@@ -77,6 +77,9 @@ func (d *differ[K, V]) nodes(a, b *node[K, V], shift uint) bool {
 	case shift >= hashBits:
 		return d.collisions(a.entries(), b.entries())
 	}
+	if a.dataMap == b.dataMap && a.nodeMap == b.nodeMap {
+		return d.sameShape(a, b, shift)
+	}
 	sharedEntries := a.ents == b.ents && a.dataMap == b.dataMap
 	for slots := a.dataMap | a.nodeMap | b.dataMap | b.nodeMap; slots != 0; slots &= slots - 1 {
 		bit := uint32(1) << bits.TrailingZeros32(slots)
@@ -115,6 +118,34 @@ func (d *differ[K, V]) nodes(a, b *node[K, V], shift uint) bool {
 			ok = d.nodes(ac, bc, shift+bitsPerLevel)
 		}
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sameShape compares two nodes at shift whose slots hold the same kinds
+// (the usual case: writes between two versions mostly replace values), so
+// that their entries and their children correspond one to one by position.
+func (d *differ[K, V]) sameShape(a, b *node[K, V], shift uint) bool {
+	if a.ents != b.ents {
+		as, bs := a.entries(), b.entries()
+		for i := range as {
+			ae, be := &as[i], &bs[i]
+			var ok bool
+			if ae.key == be.key {
+				ok = d.both(ae.key, ae, be)
+			} else {
+				ok = d.removed(ae) && d.added(be)
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	ak, bk := a.children(), b.children()
+	for i := range ak {
+		if ac, bc := loadChild(&ak[i]), loadChild(&bk[i]); ac != bc && !d.nodes(ac, bc, shift+bitsPerLevel) {
 			return false
 		}
 	}
