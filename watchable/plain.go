@@ -6,11 +6,11 @@ import (
 )
 
 // Values of plain types — integers and strings without DeepCopy or Equal
-// methods — are copied by assignment and compared with ==, whatever
-// DeepCopy and DeepEqual decide for other types. A Map works that out once
-// and remembers it (plain), rather than asking DeepCopy's per-type cache on
-// every Store and Load: for an int map, that lookup was most of what a
-// Store cost besides the trie.
+// methods, on the type or on its pointer — are copied by assignment and
+// compared with ==, whatever DeepCopy and DeepEqual decide for other types.
+// A Map works that out once and remembers it (plain), rather than asking
+// DeepCopy's per-type cache on every Store and Load: for an int map, that
+// lookup was most of what a Store cost besides the trie.
 
 const (
 	plainUnknown uint32 = iota // not worked out yet
@@ -33,7 +33,9 @@ func (m *Map[K, V]) plain() uint32 {
 
 func plainKindOf[V any]() uint32 {
 	t := reflect.TypeFor[V]()
-	if t.Implements(reflect.TypeFor[DeepCopier[V]]()) || t.Implements(reflect.TypeFor[Equaler[V]]()) {
+	if t.Implements(reflect.TypeFor[DeepCopier[V]]()) || t.Implements(reflect.TypeFor[Equaler[V]]()) ||
+		// DeepEqual honours Equal(*V) bool on *V as well (see equalMethod).
+		reflect.TypeFor[*V]().Implements(reflect.TypeFor[Equaler[*V]]()) {
 		return plainNone
 	}
 	switch t.Kind() {

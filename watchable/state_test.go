@@ -3,7 +3,9 @@ package watchable_test
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,4 +174,201 @@ func TestUpdatesSinceLazyReader(t *testing.T) {
 		t.Fatalf("after the last write (-want +got):\n%s", diff)
 	}
 	t.Logf("%d reads for %d writes", reads, writes)
+}
+
+// heartbeat's Equal ignores its timestamp, so storing a newer one is
+// silent: kept in the map, but not a change.
+type heartbeat struct {
+	N, At int
+}
+
+func (h heartbeat) Equal(o heartbeat) bool { return h.N == o.N }
+
+// TestUpdatesSinceBesideSubscriptions runs one writer making every kind of
+// write (Store, Delete, Batch, Replace, CompareAndSwap, LoadOrStore,
+// LoadAndDelete) while a lazy reader follows the map with Notify, State and
+// UpdatesSince, and subscribers of every kind (whole map, subset, keys,
+// partition, and one that never reads, which seals and unseals versions)
+// check UpdatesSince between the States of their own snapshots. Values are
+// integers and pointers (changed in place with one word), strings (whose
+// nodes are replaced) and a struct whose Equal ignores a field (silent
+// stores). Every State must hold what it held when it was taken, and the
+// updates applied to the older one must give the newer one, up to
+// DeepEqual. Run with -race.
+func TestUpdatesSinceBesideSubscriptions(t *testing.T) {
+	t.Run("int", func(t *testing.T) {
+		updatesBesideSubscriptions(t, func(r *rand.Rand) int { return r.IntN(4) })
+	})
+	t.Run("string", func(t *testing.T) {
+		updatesBesideSubscriptions(t, func(r *rand.Rand) string { return string(rune('a' + r.IntN(4))) })
+	})
+	t.Run("pointer", func(t *testing.T) {
+		updatesBesideSubscriptions(t, func(r *rand.Rand) *heartbeat { return &heartbeat{r.IntN(3), r.IntN(1000)} })
+	})
+	t.Run("Equal ignoring a field", func(t *testing.T) {
+		updatesBesideSubscriptions(t, func(r *rand.Rand) heartbeat { return heartbeat{r.IntN(3), r.IntN(1000)} })
+	})
+}
+
+func updatesBesideSubscriptions[V any](t *testing.T, mk func(*rand.Rand) V) {
+	const keys, writes = 100, 10_000
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var m watchable.Map[int, V]
+	signal := make(chan struct{}, 1)
+	m.Notify(ctx, signal) // before the first State: no write is missed
+	same := func(a, b map[int]V) bool { return maps.EqualFunc(a, b, watchable.DeepEqual[V]) }
+	apply := func(seen map[int]V, updates []watchable.Update[int, V]) (map[int]V, bool) {
+		out := maps.Clone(seen)
+		if out == nil {
+			out = map[int]V{}
+		}
+		listed := map[int]bool{}
+		for _, u := range updates {
+			old, had := out[u.Key]
+			switch {
+			case listed[u.Key]:
+				return nil, false
+			case u.Delete && (!had || !watchable.DeepEqual(old, u.Value)):
+				return nil, false
+			case !u.Delete && had && watchable.DeepEqual(old, u.Value):
+				return nil, false // not a change
+			case u.Delete:
+				delete(out, u.Key)
+			default:
+				out[u.Key] = u.Value
+			}
+			listed[u.Key] = true
+		}
+		return out, true
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	done := make(chan struct{})
+	errs := make(chan string, 16)
+	report := func(s string) {
+		select {
+		case errs <- s:
+		default:
+		}
+	}
+	follow := func(name string, ch <-chan watchable.Snapshot[int, V]) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var prev watchable.State[int, V]
+			var prevMap map[int]V
+			for snap := range ch {
+				cur := snap.State.Map()
+				got, ok := apply(prevMap, snap.State.UpdatesSince(prev))
+				if !ok || !same(got, cur) {
+					report(name + ": UpdatesSince between two snapshots' States is not their difference")
+					return
+				}
+				if !same(prev.Map(), prevMap) {
+					report(name + ": the previous snapshot's State changed")
+					return
+				}
+				prev, prevMap = snap.State, cur
+			}
+		}()
+	}
+	follow("Subscribe", m.Subscribe(ctx))
+	follow("SubscribeSubset", m.SubscribeSubset(ctx, func(k int, _ V) bool { return k%3 == 0 }))
+	follow("SubscribeKeys", m.SubscribeKeys(ctx, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89))
+	parts := watchable.PartitionBy(ctx, m.View(), func(k int, _ V) int { return k % 4 })
+	follow("partition", parts.Subscribe(ctx, 1))
+	follow("partition sharing a view", parts.Subscribe(ctx, 1))
+	_ = m.Subscribe(ctx) // never read
+
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		r := rand.New(rand.NewPCG(3, 4))
+		for range writes {
+			k := r.IntN(keys)
+			switch p := r.IntN(100); {
+			case p < 40:
+				m.Store(k, mk(r))
+			case p < 50:
+				m.Delete(k)
+			case p < 60:
+				m.Batch(func(b *watchable.Batch[int, V]) {
+					for range r.IntN(5) {
+						if k := r.IntN(keys); r.IntN(3) == 0 {
+							b.Delete(k)
+						} else {
+							b.Store(k, mk(r))
+						}
+					}
+				})
+			case p < 62:
+				all := m.LoadAll()
+				for range 5 {
+					all[r.IntN(keys)] = mk(r)
+					delete(all, r.IntN(keys))
+				}
+				m.Replace(all)
+			case p < 70:
+				if v, ok := m.Load(k); ok {
+					m.CompareAndSwap(k, v, mk(r))
+				}
+			case p < 80:
+				m.LoadOrStore(k, mk(r))
+			default:
+				m.LoadAndDelete(k)
+			}
+		}
+	}()
+
+	var last watchable.State[int, V]
+	var recent []watchable.State[int, V]
+	var recentMaps []map[int]V
+	seen := map[int]V{}
+	read := func() {
+		cur := m.State()
+		curMap := cur.Map()
+		var ok bool
+		if seen, ok = apply(seen, cur.UpdatesSince(last)); !ok || !same(seen, curMap) {
+			t.Fatalf("lazy reader: the view rebuilt from UpdatesSince is not the State")
+		}
+		for i, old := range recent {
+			if !same(old.Map(), recentMaps[i]) {
+				t.Fatalf("lazy reader: an older State changed")
+			}
+			if back, ok := apply(curMap, old.UpdatesSince(cur)); !ok || !same(back, recentMaps[i]) {
+				t.Fatalf("lazy reader: UpdatesSince back to an older State is not the difference")
+			}
+		}
+		if recent, recentMaps = append(recent, cur), append(recentMaps, curMap); len(recent) > 3 {
+			recent, recentMaps = recent[1:], recentMaps[1:]
+		}
+		last = cur
+	}
+	for finished := false; !finished; {
+		select {
+		case <-signal:
+			read()
+		case <-done:
+			finished = true
+		case e := <-errs:
+			t.Fatal(e)
+		case <-ctx.Done():
+			t.Fatal("the writer did not finish in time")
+		}
+	}
+	read()
+	if !same(seen, m.LoadAll()) {
+		t.Fatalf("lazy reader: after the last write, the view is not the map")
+	}
+	cancel()
+	wg.Wait()
+	select {
+	case e := <-errs:
+		t.Fatal(e)
+	default:
+	}
 }

@@ -2,8 +2,13 @@ package hamt
 
 import (
 	"maps"
+	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // diffOf runs m.Diff(old) and returns what it reported per key, failing on
@@ -239,5 +244,176 @@ func TestDiffStops(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDiffFreezeDuringAChange diffs a version that Freeze settled with a
+// change in place under way (see TestLiveFreezeSettlesAChangeUnderWay)
+// against the versions before and after it: the settled change is in it,
+// and the writer's changes after it are not.
+func TestDiffFreezeDuringAChange(t *testing.T) {
+	var l Live[int, int]
+	want := map[int]int{}
+	var stamp uint64
+	set := func(k, v int) {
+		stamp++
+		c := l.Find(k)
+		c.Set(v, stamp)
+		want[k] = v
+	}
+	for i := range 100 {
+		set(i, i)
+	}
+	before, _ := l.Freeze()
+	wantBefore := maps.Clone(want)
+	set(42, -42) // copies the path, which the writer then owns
+	c := l.Find(42)
+	v, n := c.v, c.nodes[c.depth]
+	if n.owner != v.epoch {
+		t.Fatalf("the node holding key 42 is not the current version's to change in place")
+	}
+	stamp++
+	if !v.begin(intent{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242, size: 100, stamp: stamp}) {
+		t.Fatalf("begin refused a change to an unfrozen version")
+	}
+	mid, _ := l.Freeze() // the writer is "preempted" before finish
+	v.finish()
+	want[42] = 4242
+	wantMid := maps.Clone(want)
+	set(42, 7)
+	set(43, -43)
+	set(1000, 1)
+	after, _ := l.Freeze()
+
+	checkDiff(t, mid, before, wantMid, wantBefore)
+	checkDiff(t, before, mid, wantBefore, wantMid)
+	checkDiff(t, after, mid, want, wantMid)
+	checkDiff(t, mid, after, wantMid, want)
+	checkDiff(t, after, before, want, wantBefore)
+	checkMap(t, mid, wantMid)
+}
+
+// TestDiffConcurrentFreeze freezes versions of a Live map on one goroutine
+// while another changes it in place, with single-word stores of ints (under
+// the degenerate hashes too) and pointers and node replacement for
+// strings, and checks every frozen
+// version against the copy taken when it was frozen and Diff between the
+// recent ones against those copies. Run with -race: Diff must read only
+// what no writer changes any more.
+func TestDiffConcurrentFreeze(t *testing.T) {
+	for _, hf := range hashes {
+		t.Run("int/"+hf.name, func(t *testing.T) {
+			useHash(t, hf.f) // restored after the writer has stopped
+			diffConcurrentFreeze(t, func(i int) int { return i }, func(v int) int { return v })
+		})
+	}
+	t.Run("pointer", func(t *testing.T) {
+		diffConcurrentFreeze(t, func(i int) *int { return &i }, func(v *int) int { return *v })
+	})
+	t.Run("string", func(t *testing.T) {
+		diffConcurrentFreeze(t, func(i int) string { return string(rune('a' + i%26)) }, func(v string) int { return int(v[0]) })
+	})
+}
+
+func diffConcurrentFreeze[V any](t *testing.T, mk func(int) V, num func(V) int) {
+	const keySpace, freezes, kept, between = 300, 200, 4, 64
+	plain := func(m Map[int, V]) map[int]int {
+		out := map[int]int{}
+		for k, v := range m.All() {
+			out[k] = num(v)
+		}
+		return out
+	}
+	var l Live[int, V]
+	var wg sync.WaitGroup
+	var writes atomic.Int64 // how many changes the writer has made
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer writes.Store(math.MaxInt64) // nothing more to wait for
+		r := rand.New(rand.NewPCG(1, 2))
+		for stamp := uint64(1); stamp <= freezes*between*4; stamp++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k := r.IntN(keySpace)
+			switch p := r.IntN(100); {
+			case p < 60:
+				c := l.Find(k)
+				c.Set(mk(r.IntN(1000)), stamp)
+			case p < 85:
+				if c := l.Find(k); c.found {
+					c.Delete(stamp)
+				}
+			case p < 90:
+				if s := l.Seal(); r.IntN(2) == 0 {
+					l.Unseal(s)
+				}
+			default:
+				tx := l.Txn()
+				for range r.IntN(8) {
+					if k := r.IntN(keySpace); r.IntN(3) == 0 {
+						tx.Delete(k)
+					} else {
+						tx.Set(k, mk(r.IntN(1000)))
+					}
+				}
+				l.Apply(tx, stamp)
+			}
+			writes.Add(1)
+		}
+	}()
+	defer wg.Wait()
+	defer close(stop)
+
+	type frozen struct {
+		m    Map[int, V]
+		want map[int]int
+	}
+	diffs := func(m, old frozen) {
+		t.Helper()
+		reported := map[int]bool{}
+		m.m.Diff(old.m, func(k int, ov V, hadOld bool, nv V, hasNew bool) bool {
+			o, had := old.want[k]
+			n, has := m.want[k]
+			if reported[k] || hadOld != had || hasNew != has || had && num(ov) != o || has && num(nv) != n {
+				t.Fatalf("Diff reported key %d wrongly", k)
+			}
+			reported[k] = true
+			return true
+		})
+		for k, n := range m.want {
+			if o, had := old.want[k]; (!had || o != n) && !reported[k] {
+				t.Fatalf("Diff missed key %d", k)
+			}
+		}
+		for k := range old.want {
+			if _, has := m.want[k]; !has && !reported[k] {
+				t.Fatalf("Diff missed deleted key %d", k)
+			}
+		}
+	}
+	var recent []frozen
+	for i := range int64(freezes) {
+		// Let the writer make some changes first, without waiting on it:
+		// the Freeze below still races with the ones it makes meanwhile.
+		for writes.Load() < i*between {
+			runtime.Gosched()
+		}
+		m, _ := l.Freeze()
+		cur := frozen{m, plain(m)}
+		for _, o := range recent {
+			if !maps.Equal(plain(o.m), o.want) {
+				t.Fatalf("a frozen version changed")
+			}
+			diffs(cur, o)
+			diffs(o, cur)
+		}
+		if recent = append(recent, cur); len(recent) > kept {
+			recent = recent[1:]
+		}
 	}
 }
