@@ -44,7 +44,7 @@ func ExampleHandleSubscription() {
 
 // A lazy reader claims the changes when it is ready: here the handler makes
 // several writes at once, and the loop then handles only their net change.
-// Writers never pay for a lazy reader, however far behind it is.
+// Writers do not pay for a lazy reader's backlog, however far behind it is.
 func ExampleHandleLazily() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

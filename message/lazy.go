@@ -14,9 +14,10 @@ type Lazy[K comparable, V any] interface {
 
 // HandleLazily is HandleSubscription for a reader that claims its changes
 // when it is ready, rather than having them merged into a subscription for
-// it at every write (see watchable.State.UpdatesSince): writers pay such a
-// reader nothing however far behind it falls, and the loop pays for the
-// difference when it reads, in proportion to what changed.
+// it at every write (see watchable.State.UpdatesSince): however far behind
+// it falls, writers pay such a reader only a signal and what the State it
+// holds costs, and the loop pays for the difference when it reads, in
+// proportion to what changed.
 //
 // handle is called once per entry of the initial contents, then, each time
 // the map has changed since the loop last read it, once per key whose value

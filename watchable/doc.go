@@ -23,13 +23,14 @@
 // per node): keyed and partition subscriptions are indexed, so a write costs
 // the same with one of them as with ten thousand.
 //
-// A reader that may fall far behind, and whose writers should pay nothing
-// for it, can claim its changes lazily instead: Notify tells it that the map
-// changed, and when it is ready it takes the map's State and asks it for
-// the net change since the State it took last (State.UpdatesSince). An
+// A reader that may fall far behind can claim its changes lazily instead,
+// so that its writers do not pay for its backlog: Notify tells it that the
+// map changed, and when it is ready it takes the map's State and asks it
+// for the net change since the State it took last (State.UpdatesSince). An
 // unread subscription costs each write a merge into its pending snapshot; a
-// lazy reader costs one attempted send on a full channel, and pays for the
-// difference itself when it reads.
+// lazy reader costs one attempted send on a full channel, plus what any
+// held State costs (the first write after each of its reads copies the
+// path it touches), and pays for the difference itself when it reads.
 //
 // Values are deep-copied when they enter the map (Store) and when they leave
 // it through Load and LoadAll, so callers may keep mutating their own copies.

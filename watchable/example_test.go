@@ -114,9 +114,9 @@ func ExampleMap_State() {
 }
 
 // A reader that follows a map at its own pace: Notify tells it that
-// something changed, and it claims the changes when it is ready. Writers pay
-// nothing for it beyond a send on a full channel, however far it falls
-// behind.
+// something changed, and it claims the changes when it is ready. However far
+// it falls behind, its writers pay it no more than a signal and what the
+// State it holds costs.
 func ExampleState_UpdatesSince() {
 	var m watchable.Map[string, int]
 	m.Store("a", 1)
