@@ -109,6 +109,9 @@ type member struct {
 	name   string
 	status Status
 	done   chan struct{} // closed when Run has returned
+	// unlisted holds the problems beyond status.Problems' MaxProblems,
+	// counted by status.MoreProblems. Guarded by g.mu.
+	unlisted map[string]string
 }
 
 type memberKey struct{}
@@ -358,26 +361,60 @@ func (g *Group) set(m *member, s Phase, reason string) {
 func (g *Group) report(m *member, key string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	old, had := m.status.Problems[key]
+	old, listed := m.status.Problems[key]
+	unlisted := false
+	if !listed {
+		old, unlisted = m.unlisted[key]
+	}
+	had := listed || unlisted
 	if g.finished || (err == nil && !had) || (err != nil && had && old == err.Error()) {
 		return
 	}
+	if err != nil {
+		g.log.Warn("runner reported a problem", "runner", m.name, "key", key, "problem", err.Error())
+	} else {
+		g.log.Info("runner cleared a problem", "runner", m.name, "key", key)
+	}
+	if unlisted {
+		if err != nil {
+			m.unlisted[key] = err.Error() // nothing published changes
+			return
+		}
+		delete(m.unlisted, key)
+		m.status.MoreProblems--
+		g.status.Store(m.name, m.status)
+		return
+	}
+	if err != nil && !listed && len(m.status.Problems) >= MaxProblems {
+		if m.unlisted == nil {
+			m.unlisted = make(map[string]string)
+		}
+		m.unlisted[key] = err.Error()
+		m.status.MoreProblems++
+		g.status.Store(m.name, m.status)
+		return
+	}
+	// A new map each time: the previous one may be shared with readers of
+	// the status map. It holds at most MaxProblems entries, so a report
+	// costs O(MaxProblems) however many problems there are.
 	problems := make(map[string]string, len(m.status.Problems)+1)
 	for k, v := range m.status.Problems {
 		problems[k] = v
 	}
 	if err != nil {
 		problems[key] = err.Error()
-		g.log.Warn("runner reported a problem", "runner", m.name, "key", key, "problem", problems[key])
 	} else {
 		delete(problems, key)
-		g.log.Info("runner cleared a problem", "runner", m.name, "key", key)
+		for k, v := range m.unlisted { // one of them takes the free place
+			problems[k] = v
+			delete(m.unlisted, k)
+			m.status.MoreProblems--
+			break
+		}
 	}
 	if len(problems) == 0 {
 		problems = nil
 	}
-	// A new map each time: the previous one may be shared with readers of
-	// the status map.
 	m.status.Problems = problems
 	g.status.Store(m.name, m.status)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -608,6 +610,88 @@ func TestHealth(t *testing.T) {
 	}
 	if got := runner.NameOf(context.Background()); got != "" {
 		t.Errorf("NameOf outside a group = %q; want empty", got)
+	}
+}
+
+// TestHealthListsAtMostMaxProblems reports a problem per entry of an input
+// larger than MaxProblems: the status lists MaxProblems of them and counts
+// the rest, an unlisted problem takes the place of a listed one that is
+// cleared, and clearing every problem empties both.
+func TestHealthListsAtMostMaxProblems(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	steps := make(chan []problem)
+	g := runner.NewGroup(runner.WithLogger(slog.New(slog.DiscardHandler)))
+	errc := start(ctx, g, runner.Func("scanner", func(ctx context.Context) error {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case batch := <-steps:
+				for _, p := range batch {
+					runner.HealthOf(ctx).Report(p.key, p.err)
+				}
+			}
+		}
+	}))
+	const total = runner.MaxProblems + 50
+	key := func(i int) string { return fmt.Sprintf("entry-%03d", i) }
+	var batch []problem
+	for i := range total {
+		batch = append(batch, problem{key(i), fmt.Errorf("entry %d is bad", i)})
+	}
+	steps <- batch
+	counts := func(listed, more int) func(map[string]runner.Status) bool {
+		return func(st map[string]runner.Status) bool {
+			s := st["scanner"]
+			return len(s.Problems) == listed && s.MoreProblems == more
+		}
+	}
+	st := waitStatus(t, g.Status(), "100 problems listed, 50 counted", counts(runner.MaxProblems, 50))
+	for k, v := range st["scanner"].Problems {
+		var i int
+		if _, err := fmt.Sscanf(k, "entry-%d", &i); err != nil || v != fmt.Sprintf("entry %d is bad", i) {
+			t.Fatalf("listed problem %q: %q", k, v)
+		}
+	}
+
+	// Clearing listed problems lets unlisted ones take their places;
+	// changing or clearing unlisted ones changes only the count.
+	var listed []string
+	for k := range st["scanner"].Problems {
+		listed = append(listed, k)
+	}
+	slices.Sort(listed)
+	var unlisted []string
+	for i := range total {
+		if _, ok := st["scanner"].Problems[key(i)]; !ok {
+			unlisted = append(unlisted, key(i))
+		}
+	}
+	steps <- []problem{{unlisted[1], errors.New("worse")}, {listed[0], nil}, {listed[1], nil}, {unlisted[0], nil}}
+	st = waitStatus(t, g.Status(), "two listed cleared, one unlisted cleared", counts(runner.MaxProblems, 47))
+	for _, k := range listed[:2] {
+		if _, ok := st["scanner"].Problems[k]; ok {
+			t.Errorf("cleared problem %q is still listed", k)
+		}
+	}
+	if _, ok := st["scanner"].Problems[unlisted[0]]; ok {
+		t.Errorf("cleared problem %q is listed", unlisted[0])
+	}
+	if v, ok := st["scanner"].Problems[unlisted[1]]; ok && v != "worse" {
+		t.Errorf("problem %q listed as %q, want its latest report", unlisted[1], v)
+	}
+
+	// Clear everything, in an order that clears listed ones first.
+	batch = nil
+	for i := range total {
+		batch = append(batch, problem{key(i), nil})
+	}
+	steps <- batch
+	waitStatus(t, g.Status(), "no problem left", counts(0, 0))
+	cancel()
+	if err := wait(t, errc); err != nil {
+		t.Fatalf("Run() = %v", err)
 	}
 }
 

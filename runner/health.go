@@ -8,7 +8,8 @@ import "context"
 // appears in the runner's Status.Problems until it is cleared by reporting
 // nil under the same key. Problems under different keys never erase each
 // other, so a library component and the user's code it calls can report
-// through the same Health.
+// through the same Health. Keys may be as many as the entries of an input:
+// a Status lists MaxProblems of them and counts the others.
 //
 // A Health is a small value, safe for concurrent use and to copy. The zero
 // Health, and the Health of a context that no group gave, discard reports.

@@ -24,6 +24,11 @@ const (
 	PhaseFailed Phase = "failed"
 )
 
+// MaxProblems is the most problems a Status lists. A runner that reports a
+// problem per entry of a large input (a file, a key) could otherwise make
+// its Status, which is copied whenever it changes, as large as the input.
+const MaxProblems = 100
+
 // Status is what a group publishes about one of its runners. Its JSON form
 // suits an admin page.
 type Status struct {
@@ -33,9 +38,13 @@ type Status struct {
 	// it includes the stack.
 	Err string `json:"err,omitempty"`
 	// Problems are the problems the runner reported through its Health and
-	// has not cleared, by key (see Health.Report). They survive phase
-	// changes.
+	// has not cleared, by key (see Health.Report), at most MaxProblems of
+	// them. They survive phase changes.
 	Problems map[string]string `json:"problems,omitempty"`
+	// MoreProblems counts the problems the runner reported and has not
+	// cleared beyond those in Problems. When one in Problems is cleared,
+	// one of these takes its place.
+	MoreProblems int `json:"moreProblems,omitempty"`
 	// Since is when the runner entered Phase.
 	Since time.Time `json:"since"`
 }

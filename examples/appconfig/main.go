@@ -226,14 +226,20 @@ func (p *pipeline) run(ctx context.Context) error {
 // reported and not cleared, or nil.
 func problems(g *runner.Group) error {
 	var list []string
+	more := 0
 	for name, st := range g.Status().State().All() {
 		for key, problem := range st.Problems {
 			list = append(list, fmt.Sprintf("%s: %s: %s", name, key, problem))
 		}
+		more += st.MoreProblems
 	}
 	if len(list) == 0 {
 		return nil
 	}
 	slices.Sort(list)
-	return fmt.Errorf("%d problems:\n%s", len(list), strings.Join(list, "\n"))
+	count := len(list) + more
+	if more > 0 {
+		list = append(list, fmt.Sprintf("(and %d more)", more))
+	}
+	return fmt.Errorf("%d problems:\n%s", count, strings.Join(list, "\n"))
 }
