@@ -6,18 +6,13 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// Lazy is what HandleLazily reads: a *watchable.Map or a watchable.View.
-type Lazy[K comparable, V any] interface {
-	Notify(ctx context.Context, ch chan<- struct{})
-	State() watchable.State[K, V]
-}
-
-// HandleLazily is HandleSubscription for a reader that claims its changes
-// when it is ready, rather than having them merged into a subscription for
-// it at every write (see watchable.State.UpdatesSince): however far behind
-// it falls, writers pay such a reader only a signal and what the State it
-// holds costs, and the loop pays for the difference when it reads, in
-// proportion to what changed.
+// HandleLazily is HandleSubscription for a reader of src (Map.View gives a
+// Map's) that claims its changes when it is ready, rather than having them
+// merged into a subscription for it at every write (see
+// watchable.State.UpdatesSince): however far behind it falls, writers pay
+// such a reader only a signal and what the State it holds costs, and the
+// loop pays for the difference when it reads, in proportion to what
+// changed.
 //
 // handle is called once per entry of the initial contents, then, each time
 // the map has changed since the loop last read it, once per key whose value
@@ -28,7 +23,7 @@ type Lazy[K comparable, V any] interface {
 // HandleLazily blocks until ctx is done, which stops it before the next
 // update. The map never ends the loop: after the map is closed it simply
 // sees no more changes.
-func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src Lazy[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
+func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
 	h := newHandler(ctx, loop, opts)
 	changed := make(chan struct{}, 1)
 	src.Notify(ctx, changed) // before the first State: no write is missed

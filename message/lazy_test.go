@@ -55,7 +55,7 @@ func TestHandleLazilyClaimsTheNetChange(t *testing.T) {
 	var m watchable.Map[string, int]
 	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3})
 	r := &recorder{t: t, calls: make(chan string)} // unbuffered: the handler waits for us
-	done := goHandle(func() { message.HandleLazily(ctx, meta, &m, r.update) })
+	done := goHandle(func() { message.HandleLazily(ctx, meta, m.View(), r.update) })
 
 	var first []string
 	first = append(first, receive(t, r.calls)) // the loop is now inside the handler
@@ -98,7 +98,7 @@ func TestHandleLazilySurvivesFailures(t *testing.T) {
 	var logs bytes.Buffer // written by the loop, read once it has returned
 	r := &recorder{t: t, calls: make(chan string, 10), errs: set([]string{"b=2"}), panics: set([]string{"a=1"})}
 	done := goHandle(func() {
-		message.HandleLazily(ctx, meta, &m, r.update,
+		message.HandleLazily(ctx, meta, m.View(), r.update,
 			message.WithMetrics(metrics), message.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	})
 	for range 3 {
@@ -136,7 +136,7 @@ func TestHandleLazilyReturnsWhenCtxIsDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := &recorder{t: t}
-	message.HandleLazily(ctx, meta, &m, r.update) // returns at once
+	message.HandleLazily(ctx, meta, m.View(), r.update) // returns at once
 	if got := r.got(); len(got) != 0 {
 		t.Errorf("handled %v with a done ctx", got)
 	}
