@@ -343,13 +343,21 @@ func TestOrder(t *testing.T) {
 }
 
 func TestHandleSubscriptionSeesEveryKindOfChange(t *testing.T) {
+	seesEveryKindOfChange(t, func(ctx context.Context, m *watchable.Map[string, int], r *recorder) {
+		message.HandleSubscription(ctx, meta, m.Subscribe(ctx), r.update)
+	})
+}
+
+// seesEveryKindOfChange runs loop on a map holding a=1, makes a write of
+// each kind, and checks that the loop hands each to its handler once.
+func seesEveryKindOfChange(t *testing.T, loop func(ctx context.Context, m *watchable.Map[string, int], r *recorder)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var m watchable.Map[string, int]
 	m.Store("a", 1)
 	r := &recorder{t: t, calls: make(chan string, 10)}
-	sub := m.Subscribe(ctx)
-	done := goHandle(func() { message.HandleSubscription(ctx, meta, sub, r.update) })
+	done := goHandle(func() { loop(ctx, &m, r) })
 
 	steps := []struct {
 		write func()
@@ -368,6 +376,9 @@ func TestHandleSubscriptionSeesEveryKindOfChange(t *testing.T) {
 	}
 	cancel()
 	waitDone(t, done, "the loop to return after cancel")
+	if extra := len(r.got()) - len(steps); extra != 0 {
+		t.Errorf("handled %d updates more than written: %v", extra, r.got())
+	}
 }
 
 func TestHandleSnapshotsSeesState(t *testing.T) {

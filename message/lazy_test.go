@@ -16,33 +16,9 @@ import (
 )
 
 func TestHandleLazilySeesEveryKindOfChange(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var m watchable.Map[string, int]
-	m.Store("a", 1)
-	r := &recorder{t: t, calls: make(chan string, 10)}
-	done := goHandle(func() { message.HandleLazily(ctx, meta, m.View(), r.update) })
-
-	steps := []struct {
-		write func()
-		want  string
-	}{
-		{func() {}, "a=1"},
-		{func() { m.Store("b", 2) }, "b=2"},
-		{func() { m.Store("a", 10) }, "a=10"},
-		{func() { m.Delete("a") }, "-a"},
-	}
-	for _, s := range steps {
-		s.write()
-		if got := receive(t, r.calls); got != s.want {
-			t.Errorf("handled %q, want %q", got, s.want)
-		}
-	}
-	cancel()
-	waitDone(t, done, "the loop to return after cancel")
-	if extra := len(r.got()) - len(steps); extra != 0 {
-		t.Errorf("handled %d updates more than written: %v", extra, r.got())
-	}
+	seesEveryKindOfChange(t, func(ctx context.Context, m *watchable.Map[string, int], r *recorder) {
+		message.HandleLazily(ctx, meta, m.View(), r.update)
+	})
 }
 
 // TestHandleLazilyClaimsTheNetChange holds the handler while the map
