@@ -62,12 +62,14 @@ func (s State[K, V]) Map() map[K]V {
 //
 // UpdatesSince is the reader's half of a subscription claimed lazily, for a
 // consumer that may fall far behind and whose writers should not pay for
-// it: register a channel with Map.Notify, and on each signal take the
-// Map's State and ask it for the updates since the State taken last (see
-// the example). A write then costs such a consumer's writers one attempted
-// send on a full channel, where a Subscribe channel that nobody reads costs
-// each write a merge into its pending snapshot; the consumer pays instead,
-// when it reads.
+// its backlog: register a channel with Map.Notify, and on each signal take
+// the Map's State and ask it for the updates since the State taken last
+// (see the example, and message.HandleLazily). A write then costs such a
+// consumer's writers one attempted send on a full channel, plus what any
+// held State costs (the first write after each read copies the path it
+// touches), where a Subscribe channel that nobody reads costs each write a
+// merge into its pending snapshot; the consumer pays instead, when it
+// reads.
 func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 	var out []Update[K, V]
 	p := plainKindOf[V]()
