@@ -88,9 +88,10 @@ func AddMap[K comparable, V any](ms *Maps, name string, m watchable.View[K, V], 
 
 // describe reads m's figures and up to limit of its entries.
 func describe[K comparable, V any](name string, m watchable.View[K, V], key func(K) string, limit int) MapInfo {
+	st := m.State()
 	info := MapInfo{
 		Name:        name,
-		Revision:    m.Revision(),
+		Revision:    st.Revision(), // the entries' own, which m.Revision() might not be
 		Subscribers: m.Subscribers(),
 		Notifiers:   m.Notifiers(),
 	}
@@ -100,7 +101,6 @@ func describe[K comparable, V any](name string, m watchable.View[K, V], key func
 	default:
 		info.PendingInitializers = m.PendingInitializers()
 	}
-	st := m.State()
 	info.Entries = st.Len()
 	info.Contents = make(map[string]json.RawMessage, min(limit, st.Len()))
 	var failed int

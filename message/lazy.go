@@ -41,7 +41,7 @@ func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src watch
 				break
 			}
 			if p, err := call(ctx, h, handle, u); p != nil || err != nil {
-				h.failed(p, err, "key", u.Key, "delete", u.Delete)
+				h.failed(p, err, "key", u.Key, "delete", u.Delete, "revision", cur.Revision())
 			}
 			handled++
 		}

@@ -69,7 +69,7 @@ func follow[K comparable, V any](ctx context.Context, in watchable.View[K, V], a
 // first.
 func initial[K comparable, V any](m watchable.View[K, V]) watchable.Snapshot[K, V] {
 	st := m.State()
-	snap := watchable.Snapshot[K, V]{State: st, Revision: m.Revision()}
+	snap := watchable.Snapshot[K, V]{State: st, Revision: st.Revision()}
 	select {
 	case <-m.Initialized():
 		snap.Initialized = true

@@ -58,8 +58,8 @@ type change[K comparable, V any] struct {
 // without copying: later writes never change it. Its values are shared with
 // the map and MUST NOT be mutated.
 func (m *Map[K, V]) State() State[K, V] {
-	entries, _ := m.live.Freeze()
-	return State[K, V]{m: entries}
+	entries, rev := m.live.Freeze()
+	return State[K, V]{m: entries, rev: rev}
 }
 
 // Len returns the number of entries.

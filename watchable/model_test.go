@@ -258,6 +258,9 @@ func (md *model) readLazy() {
 		return
 	}
 	state := md.m.State()
+	if state.Revision() != md.rev {
+		t.Fatalf("lazy reader: State().Revision() = %d; want %d", state.Revision(), md.rev)
+	}
 	updates := state.UpdatesSince(md.lazyState)
 	prev := maps.Clone(md.lazySeen)
 	keys := map[int]bool{}
@@ -300,6 +303,9 @@ func (md *model) visible(s *modelSub) map[int]int {
 func (md *model) checkSnapshot(i int, s *modelSub, snap watchable.Snapshot[int, int]) {
 	t := md.t
 	t.Helper()
+	if snap.State.Revision() != snap.Revision {
+		t.Fatalf("sub %d: State.Revision() = %d in a snapshot of revision %d", i, snap.State.Revision(), snap.Revision)
+	}
 	if snap.Revision < s.rev {
 		t.Fatalf("sub %d: Revision went back from %d to %d", i, s.rev, snap.Revision)
 	}

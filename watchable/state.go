@@ -14,10 +14,16 @@ import (
 // The values it returns are shared with the Map and with every other reader:
 // they MUST NOT be mutated. Use DeepCopy, or Map.Load, for a private copy.
 //
-// The zero State is empty.
+// The zero State is empty, at revision 0.
 type State[K comparable, V any] struct {
-	m hamt.Map[K, V]
+	m   hamt.Map[K, V]
+	rev uint64
 }
+
+// Revision is the map's revision that the State reflects (see
+// Map.Revision): taken with the contents, so the two always agree, where
+// calling Map.Revision next to Map.State may see a later write.
+func (s State[K, V]) Revision() uint64 { return s.rev }
 
 // Get returns the value stored for k, and whether there is one.
 // The value is shared and must not be mutated.

@@ -372,3 +372,30 @@ func updatesBesideSubscriptions[V any](t *testing.T, mk func(*rand.Rand) V) {
 	default:
 	}
 }
+
+func TestStateRevision(t *testing.T) {
+	var m watchable.Map[string, int]
+	if got := (watchable.State[string, int]{}).Revision(); got != 0 {
+		t.Errorf("zero State: Revision() = %d", got)
+	}
+	done := m.RegisterInitializer("test")
+	m.Store("a", 1)
+	m.Store("a", 1) // equal: no new revision
+	m.Store("b", 2)
+	first := m.State()
+	if first.Revision() != 2 || m.Revision() != 2 {
+		t.Errorf("after two changes: State().Revision() = %d, Revision() = %d; want 2", first.Revision(), m.Revision())
+	}
+	m.Delete("a")
+	done() // becoming initialized is a revision of its own
+	if first.Revision() != 2 {
+		t.Errorf("a State's revision moved with the map: %d", first.Revision())
+	}
+	if got := m.State().Revision(); got != 4 {
+		t.Errorf("after a delete and initialization: State().Revision() = %d; want 4", got)
+	}
+	sub := m.SubscribeKeys(t.Context(), "b")
+	if snap := <-sub; snap.State.Revision() != snap.Revision || snap.Revision != 4 {
+		t.Errorf("keyed snapshot: State.Revision() = %d, Revision = %d; want 4", snap.State.Revision(), snap.Revision)
+	}
+}

@@ -82,7 +82,7 @@ func (s *subscription[K, V]) start(rev uint64) {
 	for k, v := range view.All() {
 		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 	s.first = true
 }
@@ -330,7 +330,7 @@ func (s *subscription[K, V]) flush(rev uint64, always bool) {
 		s.sealed = s.m.live.Seal()
 		view = s.sealed.Map
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 
