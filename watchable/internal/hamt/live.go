@@ -56,13 +56,24 @@ type version[K comparable, V any] struct {
 	epoch uint64
 	shape shape // V's, asked once per version rather than once per Get
 
-	// status is nil while changes in place are allowed, &in while the
-	// writer makes the change described there, &frozen once frozen, and
-	// &settled when a Freeze found the change in in under way and froze
-	// the version with it.
-	status              atomic.Pointer[intent]
-	in, frozen, settled intent
+	// status is statusOpen while changes in place are allowed,
+	// statusChanging while the writer makes the change described in in,
+	// statusFrozen once frozen, and statusSettled when a Freeze found the
+	// change in in under way and froze the version with it. An integer
+	// rather than a pointer, its compare-and-swaps are single instructions
+	// made inline, without the runtime call and write-barrier check of a
+	// pointer's.
+	status atomic.Uint32
+	in     intent
 }
+
+// The values of version.status.
+const (
+	statusOpen uint32 = iota
+	statusChanging
+	statusFrozen
+	statusSettled
+)
 
 // intent is one change in place: a single store into a pointer or a word,
 // and the size and stamp the version has after it.
@@ -93,12 +104,12 @@ func (v *version[K, V]) rootNode() *node[K, V] {
 // begin announces the change in in, and reports false if the version is
 // frozen (then nothing may be changed in place). Writer only.
 func (v *version[K, V]) begin(in intent) bool {
-	if v.status.Load() != nil {
+	if v.status.Load() != statusOpen {
 		return false
 	}
-	// No reader looks at v.in while the status is not &v.in.
+	// No reader looks at v.in while the status is not changing.
 	v.in = in
-	return v.status.CompareAndSwap(nil, &v.in)
+	return v.status.CompareAndSwap(statusOpen, statusChanging)
 }
 
 // finish makes the announced change and ends it. Writer only.
@@ -108,10 +119,10 @@ func (v *version[K, V]) finish() {
 		v.size.Store(v.in.size)
 	}
 	v.stamp.Store(v.in.stamp)
-	if !v.status.CompareAndSwap(&v.in, nil) {
+	if !v.status.CompareAndSwap(statusChanging, statusOpen) {
 		// A Freeze settled the version with this change included; mark it
 		// plainly frozen, so that later Freezes need not apply it again.
-		v.status.Store(&v.frozen)
+		v.status.Store(statusFrozen)
 	}
 }
 
@@ -120,20 +131,20 @@ func (v *version[K, V]) finish() {
 func (v *version[K, V]) freeze() (Map[K, V], uint64) {
 	for {
 		switch s := v.status.Load(); s {
-		case nil:
-			if v.status.CompareAndSwap(nil, &v.frozen) {
+		case statusOpen:
+			if v.status.CompareAndSwap(statusOpen, statusFrozen) {
 				return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
 			}
-		case &v.frozen:
+		case statusFrozen:
 			return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
-		case &v.in:
+		case statusChanging:
 			// A change is under way: settle the version with it. After
 			// this compare-and-swap the writer will not touch v.in again.
-			if v.status.CompareAndSwap(&v.in, &v.settled) {
+			if v.status.CompareAndSwap(statusChanging, statusSettled) {
 				v.in.apply()
 				return Map[K, V]{root: v.rootNode(), size: int(v.in.size)}, v.in.stamp
 			}
-		case &v.settled:
+		case statusSettled:
 			v.in.apply()
 			return Map[K, V]{root: v.rootNode(), size: int(v.in.size)}, v.in.stamp
 		}
@@ -330,7 +341,7 @@ func (c *Cursor[K, V]) Len() int {
 // mode returns whether the change may be made in place, and the epoch the
 // nodes it creates belong to.
 func (c *Cursor[K, V]) mode() (inPlace bool, epoch uint64) {
-	if c.v != nil && c.l.seals == 0 && c.v.status.Load() == nil {
+	if c.v != nil && c.l.seals == 0 && c.v.status.Load() == statusOpen {
 		return true, c.v.epoch
 	}
 	return false, newOwner()

@@ -253,7 +253,7 @@ func TestLiveFreezeSettlesAChangeUnderWay(t *testing.T) {
 		t.Fatalf("Freeze during a change: key 42 = %d, stamp %d, len %d; want 4242, 101, 100", got, stamp, m.Len())
 	}
 	v.finish()
-	if v.status.Load() != &v.frozen {
+	if v.status.Load() != statusFrozen {
 		t.Fatalf("after finish the version is not plainly frozen")
 	}
 	c = l.Find(42)
