@@ -18,13 +18,7 @@ import (
 // each call it inlines. It calls the compiler directly, since the go
 // command would replay a cached build without the report.
 func TestTrieHelpersInlined(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the package")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
+	goTool := goCommand(t, "compiles a package")
 	run := func(args ...string) string {
 		t.Helper()
 		var stdout, stderr strings.Builder
