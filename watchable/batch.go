@@ -99,7 +99,7 @@ func (b *Batch[K, V]) Store(key K, value V) {
 }
 
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
-	c := change[K, V]{key: key, new: value, hasNew: true}
+	c := change[K, V]{key: key, hash: h, new: value, hasNew: true}
 	skip := false
 	b.txn.SetHashedUnless(key, h, value, func(old V) bool {
 		c.old, c.hadOld = old, true
@@ -126,7 +126,7 @@ func (b *Batch[K, V]) Delete(key K) {
 		return
 	}
 	b.txn.Delete(key)
-	b.add(change[K, V]{key: key, old: old, hadOld: true})
+	b.add(change[K, V]{key: key, hash: hamt.Hash(key), old: old, hadOld: true})
 }
 
 // Load returns a deep copy of the value for key as the batch has it so far.
@@ -202,7 +202,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		}
 		v = DeepCopy(v)
 		b.txn.Set(k, v)
-		b.add(change[K, V]{key: k, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
+		b.add(change[K, V]{key: k, hash: hamt.Hash(k), old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
 	}
 	m.commit(b)
 }

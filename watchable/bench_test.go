@@ -62,6 +62,47 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
+// BenchmarkStoreWindows measures a Store into a map of 10,000 string keys
+// with eight subscribers that read every k Stores, so each write merges
+// into eight windows of up to k pending keys. The benchmark's own goroutine
+// does the reading, so the figure moves little with the scheduler: it is
+// the writers' cost of subscribers' windows, plus 1/k of eight reads.
+func BenchmarkStoreWindows(b *testing.B) {
+	const n, subs = 10_000, 8
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%d", i)
+	}
+	for _, k := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("every=%d", k), func(b *testing.B) {
+			var m watchable.Map[string, int]
+			m.Batch(func(b *watchable.Batch[string, int]) {
+				for i, key := range keys {
+					b.Store(key, i)
+				}
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			chs := make([]<-chan watchable.Snapshot[string, int], subs)
+			for i := range chs {
+				chs[i] = m.Subscribe(ctx)
+				<-chs[i]
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				m.Store(keys[(i*7919)%n], n+i) // always a change, keys spread
+				if i%k == 0 {
+					for _, ch := range chs {
+						<-ch
+					}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkStoreEqual measures a Store that changes nothing.
 func BenchmarkStoreEqual(b *testing.B) {
 	m := fill(10_000)

@@ -46,6 +46,7 @@ type Map[K comparable, V any] struct {
 // change is one write to one key.
 type change[K comparable, V any] struct {
 	key      K
+	hash     uint64 // hamt.Hash(key): subscribers' windows index keys by it
 	old, new V
 	hadOld   bool
 	hasNew   bool
@@ -153,7 +154,7 @@ func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
 		}
 		return
 	}
-	m.one[0] = change[K, V]{key: c.Key(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
+	m.one[0] = change[K, V]{key: c.Key(), hash: c.Hash(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
 	m.publish(m.one[:], func(rev uint64) { c.Set(value, rev) })
 	m.one[0] = change[K, V]{} // keep no value alive
 }
@@ -179,7 +180,7 @@ func (m *Map[K, V]) delete(key K) (V, bool) {
 		m.signal()
 		return old, true
 	}
-	m.one[0] = change[K, V]{key: key, old: old, hadOld: true}
+	m.one[0] = change[K, V]{key: key, hash: c.Hash(), old: old, hadOld: true}
 	m.publish(m.one[:], func(rev uint64) { c.Delete(rev) })
 	m.one[0] = change[K, V]{}
 	return old, true

@@ -137,25 +137,32 @@ type subscription[K comparable, V any] struct {
 	// lazily: a subscriber that reads every snapshot before the next write
 	// never needs them for the first snapshot's (possibly large) list.
 	befores []before[V]
-	index   map[K]int
+	index   pendingIndex
 	indexed bool
+	// last is how many keys the previous window held (0 after the first
+	// snapshot): a new window's updates start with room for as many, for
+	// a subscriber that reads every so many writes would otherwise grow
+	// the slice by doubling, allocating twice what it keeps.
+	last int
 }
 
-// maxReusedIndex is the largest index a subscription clears and reuses for
-// its next window rather than dropping.
-const maxReusedIndex = 256
+// maxReusedIndex bounds the befores (in entries) and the index (in slots)
+// a subscription clears and reuses for its next window rather than
+// dropping.
+const maxReusedIndex = 1024
 
 // smallWindow is the most pending keys a window finds by scanning its
 // updates; past it, it builds an index. Most windows hold a key or two (a
 // subscriber that keeps up, a keyed subscription), and a scan of a few
-// keys costs less than a Go map, in time and in memory touched.
+// keys costs less than an index, in time and in memory touched.
 const smallWindow = 8
 
 // before is what the subscriber saw of a pending key in its previous
 // snapshot.
 type before[V any] struct {
-	val V
-	had bool
+	val  V
+	had  bool
+	hash uint64 // hamt.Hash of the key; 0 if not computed yet
 }
 
 // open makes the window ready for changes: it reclaims an unread snapshot,
@@ -177,20 +184,20 @@ func (s *subscription[K, V]) open() {
 		default: // read: the reader owns those updates now
 			// And that snapshot's State: the view's nodes are frozen.
 			s.viewOwn = 0
+			if s.first {
+				s.last = 0 // it listed every entry: no guide to the next
+			} else {
+				s.last = min(len(s.updates), maxReusedIndex)
+			}
 			s.first = false
 			s.always = false
 			s.updates = nil
 			s.indexed = true
-			// A Go map keeps its size when cleared, so an index that
-			// once held a large window (typically the whole first
-			// snapshot) would stay that large for the life of the
-			// subscription. Small ones are reused to save allocations,
-			// and so is the befores slice.
-			if len(s.index) > maxReusedIndex {
-				s.index = nil
-			} else {
-				clear(s.index)
-			}
+			// An index or a befores slice that once held a large window
+			// (typically the whole first snapshot) is dropped rather than
+			// kept that large for the life of the subscription. Small
+			// ones are reused to save allocations.
+			s.index.reset()
 			if cap(s.befores) > maxReusedIndex {
 				s.befores = nil
 			} else {
@@ -211,26 +218,33 @@ func (s *subscription[K, V]) open() {
 
 // buildIndex indexes the window's keys by position.
 func (s *subscription[K, V]) buildIndex() {
-	if s.index == nil {
-		s.index = make(map[K]int, len(s.updates))
-	}
-	for i, u := range s.updates {
-		s.index[u.Key] = i
+	for i := range s.updates {
+		s.index.add(s.hashAt(i), i)
 	}
 }
 
-// find returns the position of key in the window, if it is pending.
-func (s *subscription[K, V]) find(key K) (int, bool) {
-	if len(s.index) > 0 || len(s.updates) > smallWindow {
-		pos, ok := s.index[key]
-		return pos, ok
+// hashAt returns the hash of the window's i-th pending key.
+func (s *subscription[K, V]) hashAt(i int) uint64 {
+	b := &s.befores[i]
+	if b.hash == 0 { // a key of the first snapshot
+		b.hash = hamt.Hash(s.updates[i].Key)
+	}
+	return b.hash
+}
+
+// find returns the position of key, whose hash is h, in the window, if it
+// is pending; when the index is in use, also its slot there, or the empty
+// slot where it goes.
+func (s *subscription[K, V]) find(key K, h uint64) (pos, slot int, ok bool) {
+	if s.index.n > 0 {
+		return lookup(&s.index, s.updates, key, h)
 	}
 	for i := range s.updates {
 		if s.updates[i].Key == key {
-			return i, true
+			return i, 0, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // record merges one change into the window. hasAfter reports whether the
@@ -269,16 +283,19 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 		return
 	}
 	s.open()
-	pos, ok := s.find(c.key)
+	pos, slot, ok := s.find(c.key, c.hash)
 	if !ok {
 		// Untouched since the previous snapshot, so the subscriber saw the
 		// value from just before this change.
 		pos = len(s.updates)
+		if cap(s.updates) == 0 && s.last > 1 {
+			s.updates = make([]Update[K, V], 0, s.last)
+		}
 		s.updates = append(s.updates, Update[K, V]{Key: c.key})
-		s.befores = append(s.befores, before[V]{val: prev, had: hadPrev})
+		s.befores = append(s.befores, before[V]{val: prev, had: hadPrev, hash: c.hash})
 		switch {
-		case len(s.index) > 0:
-			s.index[c.key] = pos
+		case s.index.n > 0:
+			s.index.insert(slot, c.hash, pos)
 		case len(s.updates) > smallWindow:
 			s.buildIndex()
 		}
@@ -289,24 +306,32 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 	case b.had:
 		s.updates[pos] = Update[K, V]{Key: c.key, Delete: true, Value: b.val}
 	default: // appeared and vanished within the window: no net change
-		last := len(s.updates) - 1
+		s.forget(pos)
+	}
+}
+
+// forget removes the pending key at pos from the window, moving the last
+// one into its place.
+func (s *subscription[K, V]) forget(pos int) {
+	last := len(s.updates) - 1
+	if s.index.n > 0 {
+		_, slot, _ := lookup(&s.index, s.updates, s.updates[pos].Key, s.hashAt(pos))
+		s.index.remove(slot)
 		if pos != last {
-			s.updates[pos] = s.updates[last]
-			s.befores[pos] = s.befores[last]
-			if len(s.index) > 0 {
-				s.index[s.updates[pos].Key] = pos
-			}
+			_, slot, _ = lookup(&s.index, s.updates, s.updates[last].Key, s.hashAt(last))
+			s.index.setPos(slot, pos)
 		}
-		s.updates[last] = Update[K, V]{}
-		s.befores[last] = before[V]{}
-		s.updates = s.updates[:last]
-		s.befores = s.befores[:last]
-		if len(s.index) > 0 {
-			delete(s.index, c.key)
-			if len(s.updates) <= smallWindow {
-				clear(s.index) // back to scanning
-			}
-		}
+	}
+	if pos != last {
+		s.updates[pos] = s.updates[last]
+		s.befores[pos] = s.befores[last]
+	}
+	s.updates[last] = Update[K, V]{}
+	s.befores[last] = before[V]{}
+	s.updates = s.updates[:last]
+	s.befores = s.befores[:last]
+	if s.index.n > 0 && len(s.updates) <= smallWindow {
+		s.index.reset() // back to scanning
 	}
 }
 

@@ -465,6 +465,9 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 	return true
 }
 
+// Hash returns the cursor's key's hash, Hash(Key()).
+func (c *Cursor[K, V]) Hash() uint64 { return c.hash }
+
 // Key returns the key the cursor was found for.
 func (c *Cursor[K, V]) Key() K { return c.key }
 
