@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"context"
+	"slices"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -139,10 +140,8 @@ type subscription[K comparable, V any] struct {
 	befores []before[V]
 	index   pendingIndex
 	indexed bool
-	// last is how many keys the previous window held (0 after the first
-	// snapshot): a new window's updates start with room for as many, for
-	// a subscriber that reads every so many writes would otherwise grow
-	// the slice by doubling, allocating twice what it keeps.
+	// last is how many keys the previous window held, up to
+	// maxReusedIndex (0 after the first snapshot): see grown.
 	last int
 }
 
@@ -214,6 +213,25 @@ func (s *subscription[K, V]) open() {
 		}
 		s.indexed = true
 	}
+}
+
+// grown returns s with room for one more element. A full slice grows by
+// doubling, except that once it holds a quarter of hint (the size the
+// previous window reached) it gets room for all of hint at once: a
+// subscriber that reads every so many writes then allocates a window about
+// once, while one whose windows vary, a key now and hundreds later, does
+// not pay for hundreds when a key comes alone. (append would grow a large
+// slice by a quarter at a time, allocating a window of thousands of keys
+// about five times over.)
+func grown[T any](s []T, hint int) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	n := max(len(s), 1)
+	if 4*len(s) >= hint {
+		n = max(n, hint-len(s))
+	}
+	return slices.Grow(s, n)
 }
 
 // buildIndex indexes the window's keys by position.
@@ -288,11 +306,8 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 		// Untouched since the previous snapshot, so the subscriber saw the
 		// value from just before this change.
 		pos = len(s.updates)
-		if cap(s.updates) == 0 && s.last > 1 {
-			s.updates = make([]Update[K, V], 0, s.last)
-		}
-		s.updates = append(s.updates, Update[K, V]{Key: c.key})
-		s.befores = append(s.befores, before[V]{val: prev, had: hadPrev, hash: c.hash})
+		s.updates = append(grown(s.updates, s.last), Update[K, V]{Key: c.key})
+		s.befores = append(grown(s.befores, s.last), before[V]{val: prev, had: hadPrev, hash: c.hash})
 		switch {
 		case s.index.n > 0:
 			s.index.insert(slot, c.hash, pos)
