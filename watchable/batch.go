@@ -121,12 +121,13 @@ func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 func (b *Batch[K, V]) Delete(key K) {
 	b.live()
 	b.flush()
-	old, ok := b.txn.Get(key)
+	h := hamt.Hash(key)
+	old, ok := b.txn.GetHashed(key, h)
 	if !ok {
 		return
 	}
 	b.txn.Delete(key)
-	b.add(change[K, V]{key: key, hash: hamt.Hash(key), old: old, hadOld: true})
+	b.add(change[K, V]{key: key, hash: h, old: old, hadOld: true})
 }
 
 // Load returns a deep copy of the value for key as the batch has it so far.
@@ -201,8 +202,9 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			continue
 		}
 		v = DeepCopy(v)
-		b.txn.Set(k, v)
-		b.add(change[K, V]{key: k, hash: hamt.Hash(k), old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
+		h := hamt.Hash(k)
+		b.txn.SetHashed(k, h, v)
+		b.add(change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
 	}
 	m.commit(b)
 }
