@@ -48,32 +48,39 @@ type Live[K comparable, V any] struct {
 }
 
 // version is one version of a Live map's contents. Its nodes owned by epoch
-// may be changed in place while status is nil; see Live.
+// may be changed in place while its status is open; see Live.
 type version[K comparable, V any] struct {
 	root  unsafe.Pointer // *node[K, V]; read and written atomically
 	size  atomic.Int64
-	stamp atomic.Uint64
 	epoch uint64
 	shape shape // V's, asked once per version rather than once per Get
 
-	// status is statusOpen while changes in place are allowed,
-	// statusChanging while the writer makes the change described in in,
-	// statusFrozen once frozen, and statusSettled when a Freeze found the
-	// change in in under way and froze the version with it. An integer
-	// rather than a pointer, its compare-and-swaps are single instructions
-	// made inline, without the runtime call and write-barrier check of a
-	// pointer's.
-	status atomic.Uint32
-	in     intent
+	// state holds the version's stamp above statusBits bits of status:
+	// statusOpen while changes in place are allowed, statusChanging while
+	// the writer makes the change described in in, statusFrozen once
+	// frozen, and statusSettled when a Freeze found the change in in under
+	// way and froze the version with it. One word for both lets the
+	// compare-and-swap that ends a change publish its stamp too: on amd64
+	// every atomic store is a locked instruction, and a Store without
+	// subscribers made four of them besides its mutex's.
+	state atomic.Uint64
+	in    intent
 }
 
-// The values of version.status.
+// The values of a version's status, the low statusBits bits of its state.
 const (
-	statusOpen uint32 = iota
+	statusOpen uint64 = iota
 	statusChanging
 	statusFrozen
 	statusSettled
+
+	statusBits = 2
+	statusMask = 1<<statusBits - 1
 )
+
+// packState returns the state holding stamp and status. Stamps count
+// changes from zero, so the 62 bits left for them do not run out.
+func packState(stamp, status uint64) uint64 { return stamp<<statusBits | status }
 
 // intent is one change in place: a single store into a pointer or a word,
 // and the size and stamp the version has after it.
@@ -104,12 +111,13 @@ func (v *version[K, V]) rootNode() *node[K, V] {
 // begin announces the change in in, and reports false if the version is
 // frozen (then nothing may be changed in place). Writer only.
 func (v *version[K, V]) begin(in intent) bool {
-	if v.status.Load() != statusOpen {
+	s := v.state.Load()
+	if s&statusMask != statusOpen {
 		return false
 	}
 	// No reader looks at v.in while the status is not changing.
 	v.in = in
-	return v.status.CompareAndSwap(statusOpen, statusChanging)
+	return v.state.CompareAndSwap(s, s|statusChanging)
 }
 
 // finish makes the announced change and ends it. Writer only.
@@ -118,11 +126,11 @@ func (v *version[K, V]) finish() {
 	if v.size.Load() != v.in.size { // an overwrite keeps it: spare the store
 		v.size.Store(v.in.size)
 	}
-	v.stamp.Store(v.in.stamp)
-	if !v.status.CompareAndSwap(statusChanging, statusOpen) {
+	s := v.state.Load()
+	if s&statusMask != statusChanging || !v.state.CompareAndSwap(s, packState(v.in.stamp, statusOpen)) {
 		// A Freeze settled the version with this change included; mark it
 		// plainly frozen, so that later Freezes need not apply it again.
-		v.status.Store(statusFrozen)
+		v.state.Store(packState(v.in.stamp, statusFrozen))
 	}
 }
 
@@ -130,17 +138,18 @@ func (v *version[K, V]) finish() {
 // contents. Any goroutine; it never waits.
 func (v *version[K, V]) freeze() (Map[K, V], uint64) {
 	for {
-		switch s := v.status.Load(); s {
+		s := v.state.Load()
+		switch s & statusMask {
 		case statusOpen:
-			if v.status.CompareAndSwap(statusOpen, statusFrozen) {
-				return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
+			if v.state.CompareAndSwap(s, s&^statusMask|statusFrozen) {
+				return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, s >> statusBits
 			}
 		case statusFrozen:
-			return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, v.stamp.Load()
+			return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, s >> statusBits
 		case statusChanging:
 			// A change is under way: settle the version with it. After
 			// this compare-and-swap the writer will not touch v.in again.
-			if v.status.CompareAndSwap(statusChanging, statusSettled) {
+			if v.state.CompareAndSwap(s, s&^statusMask|statusSettled) {
 				v.in.apply()
 				return Map[K, V]{root: v.rootNode(), size: int(v.in.size)}, v.in.stamp
 			}
@@ -179,7 +188,7 @@ func (l *Live[K, V]) Len() int {
 // each change (watchable uses it for the revision). Any goroutine.
 func (l *Live[K, V]) Stamp() uint64 {
 	if v := l.cur.Load(); v != nil {
-		return v.stamp.Load()
+		return v.state.Load() >> statusBits
 	}
 	return 0
 }
@@ -211,7 +220,7 @@ func (l *Live[K, V]) Seal() Sealed[K, V] {
 		return Sealed[K, V]{}
 	}
 	l.seals++
-	return Sealed[K, V]{Map: Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, Stamp: v.stamp.Load(), v: v}
+	return Sealed[K, V]{Map: Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}, Stamp: v.state.Load() >> statusBits, v: v}
 }
 
 // Unseal undoes a Seal of the current version, whose snapshot the writer
@@ -261,7 +270,7 @@ func (l *Live[K, V]) Restamp(stamp uint64) {
 func (l *Live[K, V]) publish(root *node[K, V], size int, stamp uint64, epoch uint64) {
 	v := &version[K, V]{root: unsafe.Pointer(root), epoch: epoch, shape: shapeOf[V]()}
 	v.size.Store(int64(size))
-	v.stamp.Store(stamp)
+	v.state.Store(packState(stamp, statusOpen))
 	l.cur.Store(v)
 	l.seals = 0
 }
@@ -341,7 +350,7 @@ func (c *Cursor[K, V]) Len() int {
 // mode returns whether the change may be made in place, and the epoch the
 // nodes it creates belong to.
 func (c *Cursor[K, V]) mode() (inPlace bool, epoch uint64) {
-	if c.v != nil && c.l.seals == 0 && c.v.status.Load() == statusOpen {
+	if c.v != nil && c.l.seals == 0 && c.v.state.Load()&statusMask == statusOpen {
 		return true, c.v.epoch
 	}
 	return false, newOwner()

@@ -253,8 +253,11 @@ func TestLiveFreezeSettlesAChangeUnderWay(t *testing.T) {
 		t.Fatalf("Freeze during a change: key 42 = %d, stamp %d, len %d; want 4242, 101, 100", got, stamp, m.Len())
 	}
 	v.finish()
-	if v.status.Load() != statusFrozen {
-		t.Fatalf("after finish the version is not plainly frozen")
+	if st := v.state.Load(); st&statusMask != statusFrozen || st>>statusBits != 101 {
+		t.Fatalf("after finish the state is %#x: want plainly frozen at stamp 101", st)
+	}
+	if _, stamp := l.Freeze(); stamp != 101 {
+		t.Fatalf("Freeze after the settled change: stamp %d, want 101", stamp)
 	}
 	c = l.Find(42)
 	c.Set(7, 102)
