@@ -13,9 +13,10 @@ import (
 //
 // Keys are cycled over the whole map, so at large N every Store meets cold
 // nodes. Integers run the whole N×S matrix; Kubernetes-style pointers run S
-// of 0, 1 and 8 at every N; protos S of 0 and 8 up to N=100,000. N=1,000,000
-// runs only when -sizes asks for it, and the peer is skipped there with
-// subscribers: each of its Stores would copy the whole map per subscriber.
+// of 0, 1 and 8 at every N; protos S of 0 and 8 up to N=100,000, and S=0
+// beyond. N=1,000,000 runs only when -sizes asks for it, and the peer is
+// skipped there with subscribers: each of its Stores would copy the whole
+// map per subscriber.
 func BenchmarkStore(b *testing.B) {
 	ns := sizes(b)
 	forLibs(b, withFloor, func(b *testing.B, lib string) {
@@ -23,17 +24,22 @@ func BenchmarkStore(b *testing.B) {
 		if lib == floorName {
 			ss, few, ptr = []int{0}, []int{0}, []int{0}
 		}
-		storeMatrix(b, lib, ints, ns, ss)
-		storeMatrix(b, lib, protos, upTo(ns, 100000), few)
-		storeMatrix(b, lib, services, ns, ptr)
+		storeMatrix(b, lib, ints, ns, ss, 0)
+		storeMatrix(b, lib, protos, ns, few, 100000)
+		storeMatrix(b, lib, services, ns, ptr, 0)
 	})
 }
 
-func storeMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns, ss []int) {
+// storeMatrix runs benchStore for every N of ns and S of ss; when
+// subscribedUpTo is not zero, S other than 0 runs only up to that N.
+func storeMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns, ss []int, subscribedUpTo int) {
 	b.Run("val="+vk.name, func(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 				for _, s := range ss {
+					if s > 0 && subscribedUpTo > 0 && n > subscribedUpTo {
+						continue
+					}
 					b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
 						if lib == "peer" && n > 100000 && s > 0 {
 							b.Skip("the peer copies the whole map per subscriber on every Store: too slow at this N")
