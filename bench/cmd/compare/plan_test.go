@@ -1,0 +1,119 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// defaultSizes is the side-by-side package's -sizes default
+// (bench/main_test.go): what a run without sizes measures.
+const defaultSizes = "100,10000,100000"
+
+// TestPlanMeasuresEachQuotientInOneRun checks that both figures of every
+// quotient the issue's targets take come from one invocation of the plan,
+// and from no other: the machine's speed drifts over minutes, so figures
+// taken in different invocations make a quotient that drifts with it, and
+// samples of one figure from two invocations would share a median.
+func TestPlanMeasuresEachQuotientInOneRun(t *testing.T) {
+	tb := newTable(nil)
+	issueTargets(tb)
+	if len(tb.divided) < 20 {
+		t.Fatalf("the targets took %d quotients; want every figure they compare", len(tb.divided))
+	}
+	for _, d := range tb.divided {
+		a, b := benchName(d[0]), benchName(d[1])
+		ra, rb := runsOf(a), runsOf(b)
+		if len(ra) != 1 || len(rb) != 1 || ra[0] != rb[0] {
+			t.Errorf("%s is measured by plan runs %v and %s by %v; want both by the same one run", a, ra, b, rb)
+		}
+	}
+}
+
+// TestRunsOf checks the matching the test above relies on against cases
+// whose answer is known from the plan.
+func TestRunsOf(t *testing.T) {
+	k8s := runsOf("BenchmarkStore/lib=floor/val=k8s/N=100/S=0")
+	if len(k8s) != 1 {
+		t.Fatalf("the floor's k8s Store at N=100 is measured by runs %v; want one", k8s)
+	}
+	tests := []struct {
+		name string
+		want bool // measured by the run that measures the floor's k8s Store
+	}{
+		{"BenchmarkStore/lib=switchyard/val=k8s/N=100000/S=8", true},
+		{"BenchmarkStore/lib=peer/val=k8s/N=10000/S=0", true},
+		{"BenchmarkStore/lib=peer/val=k8s/N=10000/S=8", false},         // skipped there
+		{"BenchmarkStore/lib=switchyard/val=k8s/N=1000000/S=1", false}, // a size of its own
+		{"BenchmarkStore/lib=switchyard/val=int/N=100/S=1", false},
+		{"BenchmarkLoad/lib=floor/val=k8s/N=100", false},
+	}
+	for _, tt := range tests {
+		runs := runsOf(tt.name)
+		if got := slices.Contains(runs, k8s[0]); got != tt.want {
+			t.Errorf("%s is measured by runs %v; by run %d: %v, want %v", tt.name, runs, k8s[0], got, tt.want)
+		}
+		if len(runs) != 1 {
+			t.Errorf("%s is measured by runs %v; want exactly one", tt.name, runs)
+		}
+	}
+}
+
+// benchName is the benchmark's full name for an operand: lib= is its second
+// level.
+func benchName(o operand) string {
+	top, rest, _ := strings.Cut(o.scenario, "/")
+	return top + "/lib=" + o.lib + "/" + rest
+}
+
+// runsOf returns the indexes of the side-by-side runs of the plan that
+// measure the benchmark name.
+func runsOf(name string) []int {
+	var out []int
+	for i, r := range plan {
+		if r.pkg == "" && measures(r, name) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// measures reports whether go test, invoked as r says, runs the benchmark
+// name: each level of the name matches the -bench pattern's element for
+// it, not all the -skip pattern's elements match, and its N= level, if it
+// has one, is among the run's sizes.
+func measures(r run, name string) bool {
+	levels := strings.Split(name, "/")
+	if !matchLevels(r.bench, levels) {
+		return false
+	}
+	if r.skip != "" && len(levels) >= len(strings.Split(r.skip, "/")) && matchLevels(r.skip, levels) {
+		return false
+	}
+	sizes := r.sizes
+	if sizes == "" {
+		sizes = defaultSizes
+	}
+	for _, l := range levels {
+		if n, ok := strings.CutPrefix(l, "N="); ok {
+			return slices.Contains(strings.Split(sizes, ","), n)
+		}
+	}
+	return true
+}
+
+// matchLevels reports whether every element of the slash-separated pattern
+// that has a level in levels matches it, as go test's -bench and -skip do.
+// The plan's patterns have no slash inside brackets or parentheses.
+func matchLevels(pattern string, levels []string) bool {
+	for i, p := range strings.Split(pattern, "/") {
+		if i >= len(levels) {
+			break
+		}
+		if !regexp.MustCompile(p).MatchString(levels[i]) {
+			return false
+		}
+	}
+	return true
+}
