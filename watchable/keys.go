@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"context"
+	"slices"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -54,7 +55,7 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 		return ch
 	}
 	if m.keys == nil {
-		x := &keyIndex[K, V]{subs: map[K][]*subscription[K, V]{}}
+		x := &keyIndex[K, V]{subs: map[K]keySubs[K, V]{}}
 		m.keys = x
 		m.routers = append(m.routers, &router[K, V]{
 			prepare:     func([]change[K, V]) {},
@@ -93,14 +94,29 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 // keyIndex is the router of SubscribeKeys: for each key, the subscriptions
 // to it.
 type keyIndex[K comparable, V any] struct {
-	subs    map[K][]*subscription[K, V]
+	subs    map[K]keySubs[K, V]
 	all     []*subscription[K, V] // each once; s.pos is its index here
 	touched []*subscription[K, V] // tell's scratch space
 }
 
+// keySubs are the subscriptions to one key. The first is held in the
+// index's map itself: a key usually has one subscriber (a node's handler
+// on its node), and with thousands of them a write then reaches it
+// without a further load from cold memory.
+type keySubs[K comparable, V any] struct {
+	first *subscription[K, V]
+	more  []*subscription[K, V]
+}
+
 func (x *keyIndex[K, V]) add(s *subscription[K, V], keys []K) {
 	for _, k := range keys {
-		x.subs[k] = append(x.subs[k], s)
+		ks := x.subs[k]
+		if ks.first == nil {
+			ks.first = s
+		} else {
+			ks.more = append(ks.more, s)
+		}
+		x.subs[k] = ks
 	}
 	s.pos = len(x.all)
 	x.all = append(x.all, s)
@@ -108,19 +124,24 @@ func (x *keyIndex[K, V]) add(s *subscription[K, V], keys []K) {
 
 func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
 	for _, k := range keys {
-		list := x.subs[k]
-		for i, t := range list {
-			if t == s {
-				list[i] = list[len(list)-1]
-				list[len(list)-1] = nil
-				list = list[:len(list)-1]
-				break
+		ks := x.subs[k]
+		if ks.first == s {
+			ks.first = nil
+			if n := len(ks.more); n > 0 {
+				ks.first = ks.more[n-1]
+				ks.more[n-1] = nil
+				ks.more = ks.more[:n-1]
 			}
+		} else if i := slices.Index(ks.more, s); i >= 0 {
+			last := len(ks.more) - 1
+			ks.more[i] = ks.more[last]
+			ks.more[last] = nil
+			ks.more = ks.more[:last]
 		}
-		if len(list) == 0 {
+		if ks.first == nil {
 			delete(x.subs, k)
 		} else {
-			x.subs[k] = list
+			x.subs[k] = ks
 		}
 	}
 	last := len(x.all) - 1
@@ -133,7 +154,12 @@ func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
 func (x *keyIndex[K, V]) tell(changes []change[K, V], rev uint64) {
 	for i := range changes {
 		c := &changes[i]
-		for _, s := range x.subs[c.key] {
+		ks := x.subs[c.key]
+		if ks.first == nil {
+			continue
+		}
+		x.touched = touch(x.touched, ks.first, c, c.hasNew)
+		for _, s := range ks.more {
 			x.touched = touch(x.touched, s, c, c.hasNew)
 		}
 	}

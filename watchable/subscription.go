@@ -99,31 +99,17 @@ func (s *subscription[K, V]) start(rev uint64) {
 // window's Updates slice the writer's again; once the reader has it, the
 // writer starts a fresh slice and never touches the old one.
 type subscription[K comparable, V any] struct {
-	m       *Map[K, V]
-	ch      chan Snapshot[K, V]
-	include func(K, V) bool // nil: the whole map, or routed (filtered)
-	stop    func() bool     // stops the context.AfterFunc
-	pos     int             // index in m.subs, or in the router's list
-	closed  bool
-	// detach removes a routed subscription from its router's index; nil
-	// for those in m.subs.
-	detach func()
+	// The fields a write to a keyed subscription's key uses come first, so
+	// that with thousands of subscriptions, whose structs are cold, a write
+	// meets two cache lines of this one rather than four.
+	ch chan Snapshot[K, V]
 
 	// filtered reports that the subscriber sees only some entries (a
 	// subset, keys or a partition): its State is view, its own trie, kept up
 	// to date by record. The others see the map's version, sealed (see
 	// hamt.Live.Seal) while a snapshot of it is in the channel.
 	filtered bool
-	view     hamt.Map[K, V]
-	sealed   hamt.Sealed[K, V]
-	// viewOwn lets record change in place the view's nodes it made since
-	// the subscriber last took a snapshot (see hamt.Owner): no snapshot
-	// the subscriber has, nor one in the channel, holds them. Zero until
-	// the window's first change to the view; open forgets it when it finds
-	// the previous snapshot taken, and so does sharing the view.
-	viewOwn hamt.Owner
-
-	sent bool // a snapshot was put in ch and may still be there
+	sent     bool // a snapshot was put in ch and may still be there
 	// first reports that the snapshot in ch is the subscription's first,
 	// unread: it is delivered even if writes since leave it no net change,
 	// because a reader counts on finding it. always reports the same of a
@@ -131,6 +117,16 @@ type subscription[K comparable, V any] struct {
 	first   bool
 	always  bool
 	opened  bool // record has prepared the window in this write
+	indexed bool // befores (and index, if needed) are made: see befores
+	closed  bool
+
+	view hamt.Map[K, V]
+	// viewOwn lets record change in place the view's nodes it made since
+	// the subscriber last took a snapshot (see hamt.Owner): no snapshot
+	// the subscriber has, nor one in the channel, holds them. Zero until
+	// the window's first change to the view; open forgets it when it finds
+	// the previous snapshot taken, and so does sharing the view.
+	viewOwn hamt.Owner
 	updates []Update[K, V]
 	// befores, parallel to updates, remembers what the subscriber saw of
 	// each pending key before the window; index locates the pending keys in
@@ -139,10 +135,18 @@ type subscription[K comparable, V any] struct {
 	// never needs them for the first snapshot's (possibly large) list.
 	befores []before[V]
 	index   pendingIndex
-	indexed bool
 	// last is how many keys the previous window held, up to
 	// maxReusedIndex (0 after the first snapshot): see grown.
 	last int
+
+	m       *Map[K, V]
+	sealed  hamt.Sealed[K, V]
+	include func(K, V) bool // nil: the whole map, or routed (filtered)
+	stop    func() bool     // stops the context.AfterFunc
+	pos     int             // index in m.subs, or in the router's list
+	// detach removes a routed subscription from its router's index; nil
+	// for those in m.subs.
+	detach func()
 }
 
 // maxReusedIndex bounds the befores (in entries) and the index (in slots)
