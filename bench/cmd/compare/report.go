@@ -54,15 +54,22 @@ func (t *table) skipped(scenario, lib string) string {
 	return why
 }
 
-// metric returns the median over the samples of one metric of lib in
-// scenario.
-func (t *table) metric(scenario, lib, unit string) (float64, bool) {
+// samples returns one metric of lib in scenario, sample by sample in the
+// order they ran.
+func (t *table) samples(scenario, lib, unit string) []float64 {
 	var vs []float64
 	for _, r := range t.byScenario[scenario][lib] {
 		if v, ok := r.Metrics[unit]; ok && r.Skipped == "" {
 			vs = append(vs, v)
 		}
 	}
+	return vs
+}
+
+// metric returns the median over the samples of one metric of lib in
+// scenario.
+func (t *table) metric(scenario, lib, unit string) (float64, bool) {
+	vs := t.samples(scenario, lib, unit)
 	if len(vs) == 0 {
 		return 0, false
 	}
@@ -451,14 +458,14 @@ type judge struct {
 	any     bool
 }
 
-func (j *judge) add(what string, v float64, ok bool, limit float64) {
-	if !ok {
+func (j *judge) add(what string, q quot, limit float64) {
+	if !q.ok {
 		j.missing = append(j.missing, what)
 		return
 	}
 	j.any = true
-	j.parts = append(j.parts, fmt.Sprintf("%s %s", what, formatRatio(v)))
-	if v > limit {
+	j.parts = append(j.parts, fmt.Sprintf("%s %s", what, q))
+	if q.v > limit {
 		j.fail = true
 	}
 }
@@ -476,15 +483,49 @@ func (j *judge) target(name string) target {
 	return tg
 }
 
-// quotient returns a/b for two metrics.
-func quotient(t *table, sa, la, sb, lb, unit string) (float64, bool) {
+// quot is a quotient of two medians, with the lowest and highest of the
+// quotients of the samples paired in the order they ran (the first of a
+// with the first of b, and so on): how far the figure moved within the run.
+type quot struct {
+	v, lo, hi float64
+	ok        bool
+	ranged    bool // at least two pairs of samples
+}
+
+// String formats the quotient, and its range when there is one:
+// "3.06× (2.41–3.30)".
+func (q quot) String() string {
+	if !q.ranged {
+		return formatRatio(q.v)
+	}
+	return fmt.Sprintf("%s (%s–%s)", formatRatio(q.v), strings.TrimSuffix(formatRatio(q.lo), "×"), strings.TrimSuffix(formatRatio(q.hi), "×"))
+}
+
+// quotient returns a/b for two metrics: lib la's median in scenario sa over
+// lib lb's in sb.
+func quotient(t *table, sa, la, sb, lb, unit string) quot {
 	t.divided = append(t.divided, [2]operand{{sa, la}, {sb, lb}})
 	a, ok1 := t.metric(sa, la, unit)
 	b, ok2 := t.metric(sb, lb, unit)
 	if !ok1 || !ok2 || b <= 0 {
-		return 0, false
+		return quot{}
 	}
-	return a / b, true
+	q := quot{v: a / b, ok: true}
+	as, bs := t.samples(sa, la, unit), t.samples(sb, lb, unit)
+	for i := range min(len(as), len(bs)) {
+		if bs[i] <= 0 {
+			return q
+		}
+		r := as[i] / bs[i]
+		if i == 0 || r < q.lo {
+			q.lo = r
+		}
+		if i == 0 || r > q.hi {
+			q.hi = r
+		}
+	}
+	q.ranged = min(len(as), len(bs)) >= 2
+	return q
 }
 
 var bigSizes = []int{100, 10000, 100000, 1000000}
@@ -493,12 +534,12 @@ func storeAlone(t *table, val string) target {
 	var j judge
 	for _, n := range bigSizes {
 		sc := fmt.Sprintf("BenchmarkStore/val=%s/N=%d/S=0", val, n)
-		v, ok := quotient(t, sc, ours, sc, peer, "ns/op")
+		q := quotient(t, sc, ours, sc, peer, "ns/op")
 		limit := 1.5
 		if n > 10000 {
 			limit = 2
 		}
-		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), v, ok, limit)
+		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), q, limit)
 	}
 	return j.target(fmt.Sprintf("1. Store with no subscriber (%s): ≤ 1.5× the peer at N ≤ 10,000, ≤ 2× at 100,000 and 1,000,000 (ours ÷ peer)", val))
 }
@@ -506,8 +547,8 @@ func storeAlone(t *table, val string) target {
 func batchTarget(t *table) target {
 	var j judge
 	sc := "BenchmarkBatch/val=int/N=100000/k=10000"
-	v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
-	j.add("ours ÷ floor", v, ok, 2)
+	q := quotient(t, sc, ours, sc, floor, "ns/op")
+	j.add("ours ÷ floor", q, 2)
 	return j.target("2. Batch of 10,000 Stores into a 100,000-entry map (int): ≤ 2× the floor")
 }
 
@@ -516,8 +557,8 @@ func storeWithSubscribers(t *table) target {
 	for _, n := range bigSizes {
 		for _, s := range []int{1, 8} {
 			sc := fmt.Sprintf("BenchmarkStore/val=k8s/N=%d/S=%d", n, s)
-			v, ok := quotient(t, sc, ours, floorScenario(sc), floor, "ns/op")
-			j.add(fmt.Sprintf("N=%s S=%d", grouped(float64(n)), s), v, ok, 3)
+			q := quotient(t, sc, ours, floorScenario(sc), floor, "ns/op")
+			j.add(fmt.Sprintf("N=%s S=%d", grouped(float64(n)), s), q, 3)
 		}
 	}
 	return j.target("3. Store with 1 to 8 reading subscribers (k8s pointer values, keys cycled over the map): ≤ 3× the floor at every N up to 1,000,000")
@@ -526,16 +567,16 @@ func storeWithSubscribers(t *table) target {
 func latencyTarget(t *table) target {
 	tg := target{name: "4. Store-to-subscriber latency (k8s) at N=100,000 ≤ 2× N=100, by median and by mean", verdict: "n/a"}
 	small, large := "BenchmarkLatency/val=k8s/N=100", "BenchmarkLatency/val=k8s/N=100000"
-	med, ok1 := quotient(t, large, ours, small, ours, "p50-ns")
-	mean, ok2 := quotient(t, large, ours, small, ours, "ns/op")
-	if !ok1 || !ok2 {
+	med := quotient(t, large, ours, small, ours, "p50-ns")
+	mean := quotient(t, large, ours, small, ours, "ns/op")
+	if !med.ok || !mean.ok {
 		return tg
 	}
 	p := func(sc, unit string) string { v, _ := t.metric(sc, ours, unit); return format(v, unit) }
 	tg.measured = fmt.Sprintf("median %s (%s → %s), mean %s (%s → %s); p99 %s → %s",
-		formatRatio(med), p(small, "p50-ns"), p(large, "p50-ns"), formatRatio(mean), p(small, "ns/op"), p(large, "ns/op"),
+		med, p(small, "p50-ns"), p(large, "p50-ns"), mean, p(small, "ns/op"), p(large, "ns/op"),
 		p(small, "p99-ns"), p(large, "p99-ns"))
-	tg.verdict = judged(med <= 2 && mean <= 2)
+	tg.verdict = judged(med.v <= 2 && mean.v <= 2)
 	return tg
 }
 
@@ -567,12 +608,12 @@ func keyedTarget(t *table) target {
 	base := "BenchmarkKeyedSubscribers/val=int/N=10000/how=keys/S=1"
 	for _, s := range []int{1000, 10000} {
 		sc := fmt.Sprintf("BenchmarkKeyedSubscribers/val=int/N=10000/how=keys/S=%d", s)
-		v, ok := quotient(t, sc, ours, base, ours, "ns/op")
-		j.add(fmt.Sprintf("S=%s ÷ S=1", grouped(float64(s))), v, ok, 1.5)
+		q := quotient(t, sc, ours, base, ours, "ns/op")
+		j.add(fmt.Sprintf("S=%s ÷ S=1", grouped(float64(s))), q, 1.5)
 	}
 	tg := j.target("6. Keyed subscriptions, each on its own key: Store with 1,000 and with 10,000 subscribers ≤ 1.5× Store with one")
-	if v, ok := quotient(t, "BenchmarkKeyedSubscribers/val=int/N=10000/how=subset/S=1000", ours, base, ours, "ns/op"); ok && tg.measured != "" {
-		tg.measured += fmt.Sprintf(" (SubscribeSubset with 1,000: %s)", formatRatio(v))
+	if q := quotient(t, "BenchmarkKeyedSubscribers/val=int/N=10000/how=subset/S=1000", ours, base, ours, "ns/op"); q.ok && tg.measured != "" {
+		tg.measured += fmt.Sprintf(" (SubscribeSubset with 1,000: %s)", formatRatio(q.v))
 	}
 	return tg
 }
@@ -581,8 +622,8 @@ func loadTarget(t *table) target {
 	var j judge
 	for _, n := range bigSizes {
 		sc := fmt.Sprintf("BenchmarkLoad/val=int/N=%d", n)
-		v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
-		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), v, ok, 1.5)
+		q := quotient(t, sc, ours, sc, floor, "ns/op")
+		j.add(fmt.Sprintf("N=%s", grouped(float64(n))), q, 1.5)
 	}
 	return j.target("7a. Load (int) ≤ 1.5× a Go map lookup plus the deep copy (ours ÷ floor)")
 }
@@ -590,8 +631,8 @@ func loadTarget(t *table) target {
 func rangeTarget(t *table) target {
 	var j judge
 	sc := "BenchmarkRange/val=int/N=1000000"
-	v, ok := quotient(t, sc, ours, sc, floor, "ns/op")
-	j.add("N=1,000,000", v, ok, 2)
+	q := quotient(t, sc, ours, sc, floor, "ns/op")
+	j.add("N=1,000,000", q, 2)
 	return j.target("7b. State().All() over 1,000,000 entries ≤ 2× ranging a Go map (ours ÷ floor)")
 }
 
@@ -599,14 +640,14 @@ func heapTarget(t *table) target {
 	var j judge
 	for _, n := range []int{100000, 1000000} {
 		sc := fmt.Sprintf("BenchmarkMemory/val=int/N=%d/S=0", n)
-		v, ok := quotient(t, sc, ours, sc, peer, "heap-MB")
+		q := quotient(t, sc, ours, sc, peer, "heap-MB")
 		what := fmt.Sprintf("N=%s", grouped(float64(n)))
 		if o, ok1 := t.metric(sc, ours, "heap-B/entry"); ok1 {
 			if p, ok2 := t.metric(sc, peer, "heap-B/entry"); ok2 {
 				what += fmt.Sprintf(" (%s vs %s B/entry)", sig3(o), sig3(p))
 			}
 		}
-		j.add(what, v, ok, 1.25)
+		j.add(what, q, 1.25)
 	}
 	return j.target("8. Heap with no subscribers (int) ≤ 1.25× the peer's at N=100,000 and 1,000,000 (ours ÷ peer)")
 }
@@ -662,8 +703,8 @@ func earlierTargets(t *table) []target {
 // is 10%.
 func idleCost(t *table, lib string, n int, idle string) (float64, bool) {
 	base := fmt.Sprintf("BenchmarkIdleSubscriber/val=int/N=%d/idle=", n)
-	v, ok := quotient(t, base+idle, lib, base+"0", lib, "ns/op")
-	return v - 1, ok
+	q := quotient(t, base+idle, lib, base+"0", lib, "ns/op")
+	return q.v - 1, q.ok
 }
 
 func writeTargets(w io.Writer, t *table) {
@@ -671,8 +712,10 @@ func writeTargets(w io.Writer, t *table) {
 		"Each figure is a quotient of medians from this run. For the targets of issue 14, both medians come from one "+
 		"invocation of the benchmarks, seconds apart, because the machine's speed drifts over minutes (plan_test.go "+
 		"in bench/cmd/compare checks the plan for it); the sections below give the figures themselves. "+
-		"On a shared machine a quotient moves by 10–20%% from one run to the next, so a verdict that close to its "+
-		"threshold can come out the other way in another run.\n\n"+
+		"In parentheses, where both figures have several samples: the lowest and the highest quotient of the samples "+
+		"paired in the order they ran (first with first, and so on), which shows how far the figure moved within "+
+		"this run. A verdict is taken on the quotient of medians; where the range spans the limit, another run can "+
+		"give the other verdict, and from one run to the next a quotient moves by 10–20%% on a shared machine.\n\n"+
 		"| target | measured | |\n|---|---|---|\n")
 	for _, tg := range targets(t) {
 		measured := tg.measured

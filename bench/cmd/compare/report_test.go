@@ -210,3 +210,31 @@ func TestIdleTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotientRangePairsSamplesInOrder(t *testing.T) {
+	// Ours ran 300, 330 and 270 ns; the floor 100, 90 and 150. Paired in
+	// the order they ran, the quotients are 3.00, 3.67 and 1.80 (paired by
+	// value they would be 3.00, 3.00 and 2.20). The quotient of the medians
+	// is 300 / 100.
+	tb := mustParse(t, `BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   300 ns/op
+BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   330 ns/op
+BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   270 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   100 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   90 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   150 ns/op
+`)
+	got := batchTarget(tb)
+	// The range spans the limit of 2; the verdict is the median's.
+	if want := "ours ÷ floor 3.00× (1.80–3.67)"; got.measured != want || got.verdict != "MISS" {
+		t.Errorf("batchTarget = %q, %s; want %q, MISS", got.measured, got.verdict, want)
+	}
+
+	// One sample on either side has no range.
+	tb = mustParse(t, `BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   300 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   100 ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   200 ns/op
+`)
+	if got, want := batchTarget(tb).measured, "ours ÷ floor 2.00×"; got != want {
+		t.Errorf("with one sample of ours, batchTarget = %q; want %q", got, want)
+	}
+}
