@@ -147,3 +147,62 @@ func ExampleState_UpdatesSince() {
 	fmt.Println(parts) // the next read asks for the updates since cur
 	// Output: [-b a=11 c=3]
 }
+
+// One subscriber per key: a handler that cares about one node sees that
+// node's changes and nothing else, and a write costs the same however many
+// such handlers there are.
+func ExampleMap_SubscribeKeys() {
+	var m watchable.Map[string, int]
+	m.Store("node-a", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := m.SubscribeKeys(ctx, "node-a")
+	describe(<-a) // its first snapshot lists its key, if present
+
+	m.Store("node-b", 7) // not its key: nothing for it
+	m.Store("node-a", 2)
+	describe(<-a) // the State holds only its keys too
+	// Output:
+	// revision 1, 1 entries, updates [node-a=1]
+	// revision 3, 1 entries, updates [node-a=2]
+}
+
+// A component that owns a map writes it and hands out its View: readers
+// can load, take States and subscribe, but have no way to write.
+func ExampleMap_View() {
+	var m watchable.Map[string, int]
+	var v watchable.View[string, int] = m.View()
+
+	m.Store("a", 1)
+	got, ok := v.Load("a")
+	fmt.Println(got, ok, v.Len(), v.Revision())
+	// Output: 1 true 1 1
+}
+
+// A provider registers before anything waits on the map, loads its initial
+// contents, then says it is done; consumers wait for Initialized instead of
+// acting on a partial picture.
+func ExampleMap_RegisterInitializer() {
+	var m watchable.Map[string, int]
+	done := m.RegisterInitializer("file provider")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := m.Subscribe(ctx)
+	fmt.Println("initialized:", (<-sub).Initialized, "waiting for", m.PendingInitializers())
+
+	m.Batch(func(b *watchable.Batch[string, int]) { // the initial load
+		b.Store("a", 1)
+		b.Store("b", 2)
+	})
+	done()
+	<-m.Initialized()
+
+	// The subscriber had not read in between: the load and the end of
+	// initialization come as one snapshot.
+	s := <-sub
+	fmt.Println("initialized:", s.Initialized, "entries:", s.State.Len())
+	// Output:
+	// initialized: false waiting for [file provider]
+	// initialized: true entries: 2
+}
