@@ -273,7 +273,7 @@ func TestDiffFreezeDuringAChange(t *testing.T) {
 		t.Fatalf("the node holding key 42 is not the current version's to change in place")
 	}
 	stamp++
-	if !v.begin(intent{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242, size: 100, stamp: stamp}) {
+	if !v.begin(intent{Put: Put{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242}, size: 100, stamp: stamp}) {
 		t.Fatalf("begin refused a change to an unfrozen version")
 	}
 	mid, _ := l.Freeze() // the writer is "preempted" before finish

@@ -34,6 +34,14 @@ import (
 // writer makes no further change in place to that version. Freeze never
 // waits for the writer.
 //
+// One change may also be many stores, each of a final value into a word of
+// its own (Live.Put: a batch of overwrites). A reader must see all of them
+// or none, and seeing some would be possible, so the status says that such
+// a change is under way, and a Get that sees it settles the version as
+// Freeze does and makes the stores itself before it reads. It still never
+// waits; it does at most the work of the change. The first change after
+// that copies a path, as after any Freeze.
+//
 // The zero Live is empty and ready to use. A Live must not be copied after
 // first use.
 type Live[K comparable, V any] struct {
@@ -74,8 +82,13 @@ const (
 	statusFrozen
 	statusSettled
 
-	statusBits = 2
-	statusMask = 1<<statusBits - 1
+	// statusMany is set beside statusChanging, and kept when a Freeze
+	// settles the version, while the change is several stores (Live.Put):
+	// readers that see it finish the change before they read (see Get).
+	statusMany uint64 = 1 << 2
+
+	statusBits = 3
+	statusMask = 1<<2 - 1
 )
 
 // packState returns the state holding stamp and status. Stamps count
@@ -83,24 +96,22 @@ const (
 func packState(stamp, status uint64) uint64 { return stamp<<statusBits | status }
 
 // intent is one change in place: a single store into a pointer or a word,
-// and the size and stamp the version has after it.
+// or the stores of puts, each into a word of its own, and the size and
+// stamp the version has after it.
 type intent struct {
-	slot  *unsafe.Pointer // the pointer to replace, or nil
-	ptr   unsafe.Pointer
-	word  *uint64 // or the word to replace, or neither (only the stamp changes)
-	val   uint64
+	Put
+	puts  []Put
 	size  int64
 	stamp uint64
 }
 
-// apply makes the intent's store. Making it twice is harmless: nothing else
-// writes that slot meanwhile (see version.freeze).
+// apply makes the intent's stores. Making them twice, or on several
+// goroutines at once, is harmless: each stores a final value into a word
+// that nothing else writes meanwhile (see version.freeze).
 func (in *intent) apply() {
-	switch {
-	case in.slot != nil:
-		atomic.StorePointer(in.slot, in.ptr)
-	case in.word != nil:
-		atomic.StoreUint64(in.word, in.val)
+	in.Put.apply()
+	for i := range in.puts {
+		in.puts[i].apply()
 	}
 }
 
@@ -117,11 +128,17 @@ func (v *version[K, V]) begin(in intent) bool {
 	}
 	// No reader looks at v.in while the status is not changing.
 	v.in = in
-	return v.state.CompareAndSwap(s, s|statusChanging)
+	flags := statusChanging
+	if in.puts != nil {
+		flags |= statusMany
+	}
+	return v.state.CompareAndSwap(s, s|flags)
 }
 
-// finish makes the announced change and ends it. Writer only.
-func (v *version[K, V]) finish() {
+// finish makes the announced change and ends it. It reports whether the
+// change ended without a Freeze settling it, in which case no other
+// goroutine reads v.in again. Writer only.
+func (v *version[K, V]) finish() bool {
 	v.in.apply()
 	if v.size.Load() != v.in.size { // an overwrite keeps it: spare the store
 		v.size.Store(v.in.size)
@@ -131,7 +148,9 @@ func (v *version[K, V]) finish() {
 		// A Freeze settled the version with this change included; mark it
 		// plainly frozen, so that later Freezes need not apply it again.
 		v.state.Store(packState(v.in.stamp, statusFrozen))
+		return false
 	}
+	return true
 }
 
 // freeze makes sure the version never changes again and returns its final
@@ -167,6 +186,12 @@ func (l *Live[K, V]) Get(k K) (V, bool) {
 	if v == nil {
 		var zero V
 		return zero, false
+	}
+	if v.state.Load()&statusMany != 0 {
+		// A change of several words is under way: a Get that saw some
+		// of them and missed others would break its atomicity, so make
+		// them all first (see Live.Put).
+		v.freeze()
 	}
 	n := v.rootNode()
 	if n == nil {
@@ -295,8 +320,10 @@ type Cursor[K comparable, V any] struct {
 }
 
 // Find returns the cursor for k. Writer only.
-func (l *Live[K, V]) Find(k K) Cursor[K, V] {
-	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: hashOf(k), depth: -1}
+func (l *Live[K, V]) Find(k K) Cursor[K, V] { return l.find(k, hashOf(k)) }
+
+func (l *Live[K, V]) find(k K, h uint64) Cursor[K, V] {
+	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: h, depth: -1}
 	if c.v == nil {
 		return c
 	}
@@ -452,7 +479,7 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 		p := c.nodes[lvl]
 		j := index(p.nodeMap, bitpos(c.hash, uint(lvl)*bitsPerLevel))
 		if inPlace && p.owner == own {
-			in := intent{slot: (*unsafe.Pointer)(unsafe.Pointer(childAt(p.kids, j))), ptr: unsafe.Pointer(repl), size: size, stamp: stamp}
+			in := intent{Put: Put{slot: (*unsafe.Pointer)(unsafe.Pointer(childAt(p.kids, j))), ptr: unsafe.Pointer(repl)}, size: size, stamp: stamp}
 			if !c.v.begin(in) {
 				return false
 			}
@@ -464,7 +491,7 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 		repl = pc
 	}
 	if inPlace {
-		if !c.v.begin(intent{slot: &c.v.root, ptr: unsafe.Pointer(repl), size: size, stamp: stamp}) {
+		if !c.v.begin(intent{Put: Put{slot: &c.v.root, ptr: unsafe.Pointer(repl)}, size: size, stamp: stamp}) {
 			return false
 		}
 		c.v.finish()

@@ -245,7 +245,7 @@ func TestLiveFreezeSettlesAChangeUnderWay(t *testing.T) {
 	if n.owner != v.epoch {
 		t.Fatalf("the node holding key 42 is not the current version's to change in place")
 	}
-	if !v.begin(intent{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242, size: 100, stamp: 101}) {
+	if !v.begin(intent{Put: Put{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242}, size: 100, stamp: 101}) {
 		t.Fatalf("begin refused a change to an unfrozen version")
 	}
 	m, stamp := l.Freeze() // the writer is "preempted" before finish

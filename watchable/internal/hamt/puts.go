@@ -1,0 +1,95 @@
+package hamt
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Put is the replacement of one value in place: a single store into a
+// pointer or a word of a Live map's current version. Cursor.Put makes one,
+// and Live.Put makes many of them as one change, which is how a batch of
+// overwrites avoids copying the nodes it changes.
+type Put struct {
+	slot *unsafe.Pointer // the pointer to replace, or nil
+	ptr  unsafe.Pointer
+	word *uint64 // or the word to replace, or neither
+	val  uint64
+}
+
+// apply makes the store.
+func (p *Put) apply() {
+	switch {
+	case p.slot != nil:
+		atomic.StorePointer(p.slot, p.ptr)
+	case p.word != nil:
+		atomic.StoreUint64(p.word, p.val)
+	}
+}
+
+// Addr returns the address of the word p replaces: two Puts with the same
+// address replace the same value.
+func (p *Put) Addr() uintptr {
+	if p.slot != nil {
+		return uintptr(unsafe.Pointer(p.slot))
+	}
+	return uintptr(unsafe.Pointer(p.word))
+}
+
+// CanPut reports whether values of type V can be replaced in place by a
+// Put: whether they fit in one word.
+func CanPut[V any]() bool { return shapeOf[V]() != shapeOther }
+
+// InPlace reports whether the current version may be changed in place now:
+// no snapshot of it is held. Writer only.
+func (l *Live[K, V]) InPlace() bool {
+	v := l.cur.Load()
+	return v != nil && l.seals == 0 && v.state.Load()&statusMask == statusOpen
+}
+
+// FindHashed is Find for a key whose hash, Hash(k), is h.
+func (l *Live[K, V]) FindHashed(k K, h uint64) Cursor[K, V] {
+	return l.find(k, h)
+}
+
+// Put returns the replacement in place of the value at the cursor by val,
+// and true; or false when it cannot be made in place: the key is absent,
+// its node belongs to a snapshot too, values of V take more than a word
+// (see CanPut), or the version may not be changed in place now. Nothing
+// changes until Live.Put makes it.
+func (c *Cursor[K, V]) Put(val V) (Put, bool) {
+	if !c.found || c.v.shape == shapeOther || !c.l.InPlace() || c.l.cur.Load() != c.v {
+		return Put{}, false
+	}
+	n := c.nodes[c.depth]
+	if n.owner != c.v.epoch {
+		return Put{}, false
+	}
+	p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
+	if c.v.shape == shapePointer {
+		return Put{slot: (*unsafe.Pointer)(p), ptr: *(*unsafe.Pointer)(unsafe.Pointer(&val))}, true
+	}
+	return Put{word: (*uint64)(p), val: *(*uint64)(unsafe.Pointer(&val))}, true
+}
+
+// Put makes puts, which Cursor.Put returned for the current version since
+// its last change and which replace distinct words, as one change in place
+// with the given stamp: a reader sees all of them or none. (A Get that
+// finds such a change under way makes the stores itself, freezing the
+// version as Freeze does, and never waits.) It reports whether the change
+// was made; if not, because a Freeze came first, nothing changed. When
+// reuse is true the caller may use puts' array again; otherwise a reader
+// may still be reading it. Writer only.
+func (l *Live[K, V]) Put(puts []Put, stamp uint64) (made, reuse bool) {
+	v := l.cur.Load()
+	if v == nil || l.seals != 0 || puts == nil {
+		return false, false
+	}
+	if !v.begin(intent{puts: puts, size: v.size.Load(), stamp: stamp}) {
+		return false, false
+	}
+	reuse = v.finish()
+	if reuse {
+		v.in.puts = nil // keep no value alive
+	}
+	return true, reuse
+}
