@@ -10,7 +10,16 @@ import "github.com/switchyard-go/switchyard/watchable/internal/hamt"
 type Batch[K comparable, V any] struct {
 	txn     *hamt.Txn[K, V]
 	changes []change[K, V]
-	done    bool
+
+	// put is not nil while the batch is in put mode: every write so far
+	// overwrote an existing key with a value of one word, in a version
+	// nobody holds, so the batch keeps the replacements (put.puts) rather
+	// than copying nodes into txn, and the commit makes them in place all
+	// at once (hamt's Live.Put). The first write that cannot be made so
+	// ends put mode: the writes are replayed into txn (toTxn), which has
+	// stayed unchanged, and the batch goes on as a copying one.
+	put  *putBatch[K, V]
+	done bool
 	// record reports that the map has subscribers to tell what changed;
 	// without them, the batch only notes whether anything changed at all
 	// (dirty) and whether it makes a new revision (effective).
@@ -36,6 +45,85 @@ const groupMin = 1 << 15
 type pendingStore[K comparable, V any] struct {
 	key K
 	val V
+}
+
+// putBatch is what a Batch in put mode keeps: the replacements in the
+// order they were first made, the key and value of each (for toTxn), and
+// the index that finds a key's replacement when it is stored again. A Map
+// keeps one between batches, emptied, to reuse its arrays.
+type putBatch[K comparable, V any] struct {
+	live   *hamt.Live[K, V]
+	puts   []hamt.Put
+	stores []pendingStore[K, V]
+	index  putIndex
+}
+
+// reset empties p for the next batch; keepPuts is false when a reader may
+// still read the array of puts (see hamt's Live.Put).
+func (p *putBatch[K, V]) reset(keepPuts bool) {
+	if keepPuts {
+		clear(p.puts)
+		p.puts = p.puts[:0]
+	} else {
+		p.puts = nil
+	}
+	clear(p.stores) // keep no value alive
+	p.stores = p.stores[:0]
+	p.index.reset()
+}
+
+// addr returns the address of the word the put at position i replaces.
+func (p *putBatch[K, V]) addr(i int) uintptr { return p.puts[i].Addr() }
+
+// store records the overwrite of key's value by value, which the cursor
+// found. It reports false, recording nothing, if the overwrite cannot be
+// made in place.
+func (b *Batch[K, V]) storePut(c *hamt.Cursor[K, V], value V) bool {
+	p := b.put
+	put, ok := c.Put(value)
+	if !ok {
+		return false
+	}
+	ch := change[K, V]{key: c.Key(), hash: c.Hash(), new: value, hasNew: true, hadOld: true}
+	at, again := p.index.findOrAdd(put.Addr(), len(p.puts), p.addr)
+	if again {
+		ch.old = p.stores[at].val // as this batch has it
+	} else {
+		ch.old, _ = c.Value()
+	}
+	if DeepEqual(ch.old, value) {
+		if exactEqual[V]() { // nobody could tell the two apart: keep the old
+			if !again { // the index has its place: the old value stays
+				keep, _ := c.Put(ch.old)
+				p.puts = append(p.puts, keep)
+				p.stores = append(p.stores, pendingStore[K, V]{c.Key(), ch.old})
+			}
+			return true
+		}
+		ch.silent = true
+	}
+	if again {
+		p.puts[at], p.stores[at].val = put, value
+	} else {
+		p.puts = append(p.puts, put)
+		p.stores = append(p.stores, pendingStore[K, V]{c.Key(), value})
+	}
+	b.add(ch)
+	return true
+}
+
+// toTxn ends put mode: the writes made so far go into the Txn, which the
+// batch uses from then on.
+func (b *Batch[K, V]) toTxn() {
+	p := b.put
+	if p == nil {
+		return
+	}
+	b.put = nil
+	for _, s := range p.stores {
+		b.txn.SetHashed(s.key, hamt.Hash(s.key), s.val)
+	}
+	p.reset(true) // never handed to Live.Put
 }
 
 // flush applies the pending Stores, in the order they were made. Each
@@ -99,6 +187,13 @@ func (b *Batch[K, V]) Store(key K, value V) {
 }
 
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
+	if b.put != nil {
+		cur := b.put.live.FindHashed(key, h)
+		if b.storePut(&cur, value) {
+			return
+		}
+		b.toTxn()
+	}
 	c := change[K, V]{key: key, hash: h, new: value, hasNew: true}
 	skip := false
 	b.txn.SetHashedUnless(key, h, value, func(old V) bool {
@@ -121,6 +216,7 @@ func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 func (b *Batch[K, V]) Delete(key K) {
 	b.live()
 	b.flush()
+	b.toTxn()
 	h := hamt.Hash(key)
 	old, ok := b.txn.GetHashed(key, h)
 	if !ok {
@@ -134,6 +230,19 @@ func (b *Batch[K, V]) Delete(key K) {
 func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
 	b.flush()
+	if p := b.put; p != nil {
+		c := p.live.Find(key)
+		v, ok := c.Value()
+		if !ok {
+			return v, false
+		}
+		if put, ok := c.Put(v); ok {
+			if at, again := p.index.find(put.Addr(), p.addr); again {
+				v = p.stores[at].val // as this batch has it
+			}
+		}
+		return DeepCopy(v), true
+	}
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
@@ -145,6 +254,9 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 func (b *Batch[K, V]) Len() int {
 	b.live()
 	b.flush()
+	if b.put != nil {
+		return b.put.live.Len() // overwrites keep it
+	}
 	return b.txn.Len()
 }
 
@@ -153,6 +265,14 @@ func (b *Batch[K, V]) Len() int {
 // panic propagates. fn runs with the map's write lock held: it must not call
 // methods of this Map (they would deadlock), and should be quick. After
 // Close, the writes are ignored.
+//
+// A batch that only overwrites keys already present, with values of one
+// word (pointers, maps, 8-byte integers), while no State or unread snapshot
+// holds the current version, changes the map in place and copies nothing;
+// a Load that meets such a batch being applied makes the rest of it itself
+// rather than wait, so it never sees half of it. Any other batch copies
+// each node it touches once; one that starts in place and then inserts or
+// deletes goes on copying from there.
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -163,10 +283,20 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 		}
 		b.pending = m.pending
 	}
+	if hamt.CanPut[V]() && m.live.InPlace() {
+		if m.puts == nil {
+			m.puts = &putBatch[K, V]{live: &m.live}
+		}
+		b.put = m.puts
+	}
 	defer func() { // also when fn panics
 		b.done = true
 		clear(b.pending) // keep no value alive
 		b.pending = nil
+		if b.put != nil { // not committed in place
+			b.put.reset(true)
+			b.put = nil
+		}
 	}()
 	fn(b)
 	m.commit(b)
@@ -218,16 +348,29 @@ func (m *Map[K, V]) commit(b *Batch[K, V]) {
 	if !b.dirty {
 		return // the Txn is dropped: nothing it made was ever reachable
 	}
+	apply := func(rev uint64) { m.live.Apply(b.txn, rev) }
+	if p := b.put; p != nil {
+		apply = func(rev uint64) {
+			made, reuse := m.live.Put(p.puts, rev)
+			if !made { // a State froze the version meanwhile: copy
+				b.toTxn()
+				m.live.Apply(b.txn, rev)
+				return
+			}
+			b.put = nil
+			p.reset(reuse)
+		}
+	}
 	if !b.record {
 		rev := m.live.Stamp()
 		if b.effective {
 			rev++
 		}
-		m.live.Apply(b.txn, rev)
+		apply(rev)
 		if b.effective {
 			m.signal()
 		}
 		return
 	}
-	m.publish(b.changes, func(rev uint64) { m.live.Apply(b.txn, rev) })
+	m.publish(b.changes, apply)
 }

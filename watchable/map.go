@@ -39,6 +39,9 @@ type Map[K comparable, V any] struct {
 	// pending is the array a Batch on a large map queues its Stores in
 	// (see Batch.flush), made on first use and kept empty between batches.
 	pending []pendingStore[K, V]
+	// puts is what a Batch in put mode keeps (see Batch.put), made on
+	// first use and kept empty between batches.
+	puts *putBatch[K, V]
 
 	plainKind atomic.Uint32 // see plain.go
 }

@@ -1,0 +1,245 @@
+package watchable_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// filledInts returns a map of n ints, value i at key i, that nobody holds:
+// a batch of overwrites goes in place there.
+func filledInts(t *testing.T, n int) *watchable.Map[int, int] {
+	t.Helper()
+	m := &watchable.Map[int, int]{}
+	t.Cleanup(m.Close)
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for i := range n {
+			b.Store(i, i)
+		}
+	})
+	return m
+}
+
+// TestBatchOfOverwritesCopiesNothing checks that a batch that only
+// overwrites existing keys of a version nobody holds changes them in place:
+// it allocates nothing per Store, where a copying batch allocates nodes.
+func TestBatchOfOverwritesCopiesNothing(t *testing.T) {
+	m := filledInts(t, 50000)
+	g := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		g++
+		m.Batch(func(b *watchable.Batch[int, int]) {
+			for i := range 2000 {
+				b.Store(i*23%50000, g)
+			}
+		})
+	})
+	if allocs > 10 {
+		t.Errorf("a batch of 2,000 overwrites allocated %.0f times; want a few at most", allocs)
+	}
+	for i := range 2000 {
+		if v, _ := m.Load(i * 23 % 50000); v != g {
+			t.Fatalf("Load(%d) = %d after the last batch; want %d", i*23%50000, v, g)
+		}
+	}
+}
+
+// TestBatchOfOverwritesPanicAppliesNothing panics in a batch that has made
+// only overwrites: nothing reaches the map, and the next batch works.
+func TestBatchOfOverwritesPanicAppliesNothing(t *testing.T) {
+	m := filledInts(t, 40000)
+	rev := m.Revision()
+	func() {
+		defer func() { _ = recover() }()
+		m.Batch(func(b *watchable.Batch[int, int]) {
+			for i := range 3000 {
+				b.Store(i, -1)
+			}
+			panic("half way")
+		})
+	}()
+	if m.Revision() != rev {
+		t.Fatalf("revision %d after a panicking batch; want %d", m.Revision(), rev)
+	}
+	for i := range 3000 {
+		if v, _ := m.Load(i); v != i {
+			t.Fatalf("Load(%d) = %d after a panicking batch; want %d", i, v, i)
+		}
+	}
+	m.Batch(func(b *watchable.Batch[int, int]) { b.Store(5, 55) })
+	if v, _ := m.Load(5); v != 55 || m.Revision() != rev+1 {
+		t.Fatalf("after the next batch: Load(5) = %d, revision %d; want 55, %d", v, m.Revision(), rev+1)
+	}
+	if v, _ := m.Load(6); v != 6 {
+		t.Fatalf("the next batch carried a write of the panicking one: Load(6) = %d", v)
+	}
+}
+
+// TestBatchesOfOverwritesMatchAModel runs random batches on a map nobody
+// holds, against a Go map: mostly overwrites, some repeated within a batch
+// or equal to the value there, Loads and Lens, and, in some batches, an
+// insert or a delete part way, after which the batch goes on copying. Every
+// read inside the batch, the contents, the revision, and a lazy reader's
+// net updates must agree with the model; a State taken on some rounds
+// before the batch must not change.
+func TestBatchesOfOverwritesMatchAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 24))
+	const keys = 300
+	m := filledInts(t, keys)
+	want := map[int]int{}
+	for i := range keys {
+		want[i] = i
+	}
+	n := make(chan struct{}, 1)
+	m.Notify(t.Context(), n)
+	last := m.State()
+	for round := range 300 {
+		var before watchable.State[int, int]
+		var held map[int]int
+		if round%4 == 0 {
+			before, held = m.State(), maps.Clone(want)
+		}
+		rev := m.Revision()
+		next := maps.Clone(want)
+		ops := 1 + rng.IntN(400)
+		mixed := round%3 == 0
+		m.Batch(func(b *watchable.Batch[int, int]) {
+			for i := range ops {
+				k := rng.IntN(keys)
+				op := 0
+				switch r := rng.IntN(50); {
+				case r < 2:
+					op = 3 + r // a Load or a Len
+				case r == 2 && mixed:
+					op = 1 + rng.IntN(2) // an insert or a delete
+				}
+				switch op {
+				case 0: // an overwrite, or an insert once the key was deleted
+					v := rng.IntN(3)
+					b.Store(k, v)
+					next[k] = v
+				case 1:
+					v := keys + rng.IntN(50) // a key that may be new
+					b.Store(v, v)
+					next[v] = v
+				case 2:
+					b.Delete(k)
+					delete(next, k)
+				case 3:
+					got, ok := b.Load(k)
+					w, had := next[k]
+					if got != w || ok != had {
+						t.Fatalf("round %d op %d: Load(%d) = %d, %v; want %d, %v", round, i, k, got, ok, w, had)
+					}
+				case 4:
+					if got := b.Len(); got != len(next) {
+						t.Fatalf("round %d op %d: Len = %d; want %d", round, i, got, len(next))
+					}
+				}
+			}
+		})
+		changed := !maps.Equal(want, next)
+		want = next
+		// Load, not State: a State would freeze the version, and the next
+		// batch would copy.
+		got := map[int]int{}
+		for k := range keys + 50 {
+			if v, ok := m.Load(k); ok {
+				got[k] = v
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" || m.Len() != len(want) {
+			t.Fatalf("round %d: contents (-want +got):\n%s\nLen %d; want %d", round, diff, m.Len(), len(want))
+		}
+		if wantRev := rev + map[bool]uint64{true: 1}[changed]; m.Revision() != wantRev {
+			t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), wantRev)
+		}
+		if held != nil && !maps.Equal(before.Map(), held) {
+			t.Fatalf("round %d: a State taken before the batch changed", round)
+		}
+		select {
+		case <-n:
+			if !changed {
+				t.Fatalf("round %d: a notification for a batch that changed nothing", round)
+			}
+		default:
+			if changed {
+				t.Fatalf("round %d: no notification for a batch that changed the map", round)
+			}
+		}
+		if round%5 == 0 { // the lazy reader catches up now and then
+			cur := m.State()
+			got := last.Map()
+			for _, u := range cur.UpdatesSince(last) {
+				if u.Delete {
+					delete(got, u.Key)
+				} else {
+					got[u.Key] = u.Value
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("round %d: an old State plus UpdatesSince (-want +got):\n%s", round, diff)
+			}
+			last = cur
+		}
+	}
+}
+
+// TestLoadsNeverSeeHalfABatchOfOverwrites has every batch overwrite every
+// key with the same, growing value while readers Load the keys one by one:
+// the values a reader gets must never go down. A reader that got one
+// key's new value and then another's old one would have seen half a batch.
+func TestLoadsNeverSeeHalfABatchOfOverwrites(t *testing.T) {
+	const keys = 3000
+	m := filledInts(t, keys)
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for k := range keys {
+			b.Store(k, 0)
+		}
+	})
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := 0
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				k := (i*7919 + r*31) % keys
+				v, ok := m.Load(k)
+				if !ok || v < last {
+					errs <- fmt.Errorf("reader %d: Load(%d) = %d, %v after a Load returned %d", r, k, v, ok, last)
+					return
+				}
+				last = v
+			}
+		}()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for g := 1; g <= 200 && time.Now().Before(deadline); g++ {
+		m.Batch(func(b *watchable.Batch[int, int]) {
+			for k := range keys {
+				b.Store(k, g)
+			}
+		})
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
