@@ -143,15 +143,43 @@ func (b *Batch[K, V]) flush() {
 	for i := range b.pending {
 		hs[i] = hamt.Hash(b.pending[i].key)
 	}
-	if n > 1 { // one descent gains nothing from being made twice
+	start := 0
+	if b.put != nil { // the descents find the values they replace, too
+		start = b.flushPuts(hs[:n])
+	} else if n > 1 { // one descent gains nothing from being made twice
 		b.txn.Warm(hs[:n])
 	}
-	for i := range b.pending {
+	for i := start; i < n; i++ {
 		p := &b.pending[i]
 		b.storeHashed(p.key, hs[i], p.val)
 		*p = pendingStore[K, V]{} // keep no value alive
 	}
 	b.pending = b.pending[:0]
+}
+
+// flushPuts is flush in put mode, for the pending Stores, whose keys' hashes
+// are hs: it finds them all in one grouped descent, and records them as
+// puts in order, until one cannot be (then put mode ends). It returns how
+// many it recorded.
+func (b *Batch[K, V]) flushPuts(hs []uint64) int {
+	var (
+		ks [hamt.WarmGroup]K
+		cs [hamt.WarmGroup]hamt.Cursor[K, V]
+	)
+	for i := range b.pending {
+		ks[i] = b.pending[i].key
+	}
+	b.put.live.FindGroup(ks[:len(hs)], hs, cs[:len(hs)])
+	clear(ks[:]) // keep no key alive
+	for i := range hs {
+		p := &b.pending[i]
+		if !b.storePut(&cs[i], p.val) {
+			b.toTxn()
+			return i
+		}
+		*p = pendingStore[K, V]{}
+	}
+	return len(hs)
 }
 
 // add notes one write of the batch.

@@ -48,7 +48,11 @@ func (l *Live[K, V]) InPlace() bool {
 
 // FindHashed is Find for a key whose hash, Hash(k), is h.
 func (l *Live[K, V]) FindHashed(k K, h uint64) Cursor[K, V] {
-	return l.find(k, h)
+	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: h, depth: -1}
+	for n := c.root(); n != nil; {
+		n = c.descend(n)
+	}
+	return c
 }
 
 // Put returns the replacement in place of the value at the cursor by val,
@@ -84,12 +88,12 @@ func (l *Live[K, V]) Put(puts []Put, stamp uint64) (made, reuse bool) {
 	if v == nil || l.seals != 0 || puts == nil {
 		return false, false
 	}
-	if !v.begin(intent{puts: puts, size: v.size.Load(), stamp: stamp}) {
+	if !v.beginMany(intent{size: v.size.Load(), stamp: stamp}, &puts) {
 		return false, false
 	}
 	reuse = v.finish()
 	if reuse {
-		v.in.puts = nil // keep no value alive
+		v.many = nil // keep no value alive; no reader looks at it now
 	}
 	return true, reuse
 }

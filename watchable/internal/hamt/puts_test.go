@@ -98,7 +98,7 @@ func TestLivePutSettledByAReader(t *testing.T) {
 			fill(&l, 300)
 			puts := putAll(t, &l, 300, 5, 0)
 			v := l.cur.Load()
-			if !v.begin(intent{puts: puts, size: 300, stamp: 777}) {
+			if !v.beginMany(intent{size: 300, stamp: 777}, &puts) {
 				t.Fatalf("begin refused a change to an unfrozen version")
 			}
 			switch reader {
@@ -202,5 +202,37 @@ func TestLivePutIsAtomicToGet(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestLiveFindGroupMatchesFind checks that the cursors FindGroup makes
+// together are those Find makes one by one, for keys present and absent,
+// in groups of every size up to WarmGroup.
+func TestLiveFindGroupMatchesFind(t *testing.T) {
+	var l Live[int, int]
+	var empty [WarmGroup]Cursor[int, int]
+	l.FindGroup([]int{1}, []uint64{Hash(1)}, empty[:1])
+	if empty[0].found || empty[0].depth != -1 {
+		t.Fatalf("FindGroup in an empty map: found %v, depth %d", empty[0].found, empty[0].depth)
+	}
+	fill(&l, 5000)
+	for size := 1; size <= WarmGroup; size++ {
+		var (
+			ks [WarmGroup]int
+			hs [WarmGroup]uint64
+			cs [WarmGroup]Cursor[int, int]
+		)
+		for i := range size {
+			ks[i] = (size*977 + i*7919) % 7000 // about a third absent
+			hs[i] = Hash(ks[i])
+		}
+		l.FindGroup(ks[:size], hs[:size], cs[:size])
+		for i := range size {
+			want, got := l.Find(ks[i]), cs[i]
+			if got.found != want.found || got.depth != want.depth || got.pos != want.pos || got.nodes != want.nodes || got.key != want.key || got.hash != want.hash {
+				t.Fatalf("group of %d, key %d: FindGroup's cursor (found %v, depth %d, pos %d) differs from Find's (found %v, depth %d, pos %d)",
+					size, ks[i], got.found, got.depth, got.pos, want.found, want.depth, want.pos)
+			}
+		}
 	}
 }
