@@ -304,7 +304,16 @@ func (b *Batch[K, V]) Len() int {
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: m.live.Len() >= groupMin}
+	b := m.newBatch(m.live.Len() >= groupMin)
+	defer b.end() // also when fn panics
+	fn(b)
+	m.commit(b)
+}
+
+// newBatch starts a batch, in put mode when it may be (see Batch.put), and
+// grouping its Stores when group is true (see Batch.flush). m.mu is held.
+func (m *Map[K, V]) newBatch(group bool) *Batch[K, V] {
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: group}
 	if b.group {
 		if m.pending == nil {
 			m.pending = make([]pendingStore[K, V], 0, hamt.WarmGroup)
@@ -317,17 +326,19 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 		}
 		b.put = m.puts
 	}
-	defer func() { // also when fn panics
-		b.done = true
-		clear(b.pending) // keep no value alive
-		b.pending = nil
-		if b.put != nil { // not committed in place
-			b.put.reset(true)
-			b.put = nil
-		}
-	}()
-	fn(b)
-	m.commit(b)
+	return b
+}
+
+// end ends the batch, committed or not, and empties what m keeps for the
+// next one.
+func (b *Batch[K, V]) end() {
+	b.done = true
+	clear(b.pending) // keep no value alive
+	b.pending = nil
+	if b.put != nil { // not committed in place
+		b.put.reset(true)
+		b.put = nil
+	}
 }
 
 // Replace makes the map's contents exactly entries: keys whose values
@@ -337,8 +348,10 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 // changed. Only the values that changed (or, for types whose Equal method
 // ignores fields, that are equal but not identical) are deep-copied, so
 // re-listing a large, mostly unchanged source costs a comparison per entry;
-// the caller keeps entries and must not change it during the call. After
-// Close, Replace does nothing.
+// the caller keeps entries and must not change it during the call. Like a
+// Batch, a Replace that deletes nothing and only overwrites one-word values
+// of keys present changes the map in place (see Map.Batch). After Close,
+// Replace does nothing.
 func (m *Map[K, V]) Replace(entries map[K]V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -346,7 +359,8 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		return
 	}
 	cur := m.live.Peek()
-	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched()}
+	b := m.newBatch(false)
+	defer b.end()
 	for k := range cur.All() {
 		if _, keep := entries[k]; !keep {
 			b.Delete(k)
@@ -354,15 +368,36 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 	}
 	exact := exactEqual[V]()
 	for k, v := range entries {
-		old, ok := cur.Get(k)
+		h := hamt.Hash(k)
+		var (
+			c   hamt.Cursor[K, V]
+			old V
+			ok  bool
+		)
+		if b.put != nil { // one descent finds the value and its place
+			c = b.put.live.FindHashed(k, h)
+			old, ok = c.Value()
+		} else {
+			old, ok = cur.Get(k)
+		}
 		silent := ok && DeepEqual(old, v)
 		if silent && exact {
 			continue
 		}
 		v = DeepCopy(v)
-		h := hamt.Hash(k)
+		ch := change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent}
+		if b.put != nil {
+			if put, inPlace := c.Put(v); inPlace {
+				// Keys are unique here: no index needed, and no Load asks.
+				b.put.puts = append(b.put.puts, put)
+				b.put.stores = append(b.put.stores, pendingStore[K, V]{k, v})
+				b.add(ch)
+				continue
+			}
+			b.toTxn()
+		}
 		b.txn.SetHashed(k, h, v)
-		b.add(change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent})
+		b.add(ch)
 	}
 	m.commit(b)
 }

@@ -243,3 +243,88 @@ func TestLoadsNeverSeeHalfABatchOfOverwrites(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestReplacesOfOverwritesMatchAModel runs random Replaces against a Go
+// map: most change some values of the keys present and keep the rest (in
+// place), some also drop or add keys (copying). The contents, revision and
+// lazy reader's updates must agree with the model, a State taken before
+// must not change, and a Replace of overwrites alone must allocate no
+// nodes.
+func TestReplacesOfOverwritesMatchAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	const keys = 2000
+	m := filledInts(t, keys)
+	want := map[int]int{}
+	for i := range keys {
+		want[i] = i
+	}
+	last := m.State()
+	for round := range 120 {
+		next := maps.Clone(want)
+		for k := range next {
+			if rng.IntN(10) == 0 {
+				next[k] = rng.IntN(5)
+			}
+		}
+		if round%4 == 3 {
+			for range 5 {
+				delete(next, rng.IntN(keys))
+				next[keys+rng.IntN(100)] = 1
+			}
+		}
+		var before watchable.State[int, int]
+		if round%5 == 0 {
+			before = m.State()
+		}
+		rev := m.Revision()
+		m.Replace(next)
+		changed := !maps.Equal(want, next)
+		held := want
+		want = next
+		got := map[int]int{}
+		for k := range keys + 100 {
+			if v, ok := m.Load(k); ok {
+				got[k] = v
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" || m.Len() != len(want) {
+			t.Fatalf("round %d: contents (-want +got):\n%s\nLen %d; want %d", round, diff, m.Len(), len(want))
+		}
+		if wantRev := rev + map[bool]uint64{true: 1}[changed]; m.Revision() != wantRev {
+			t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), wantRev)
+		}
+		if round%5 == 0 && !maps.Equal(before.Map(), held) {
+			t.Fatalf("round %d: a State taken before the Replace changed", round)
+		}
+		if round%7 == 0 {
+			cur := m.State()
+			seen := last.Map()
+			for _, u := range cur.UpdatesSince(last) {
+				if u.Delete {
+					delete(seen, u.Key)
+				} else {
+					seen[u.Key] = u.Value
+				}
+			}
+			if diff := cmp.Diff(want, seen); diff != "" {
+				t.Fatalf("round %d: an old State plus UpdatesSince (-want +got):\n%s", round, diff)
+			}
+			last = cur
+		}
+	}
+
+	// In place: the Replace itself allocates a few times at most, where
+	// copying 200 changed keys' nodes would allocate hundreds of times.
+	g := 100
+	allocs := testing.AllocsPerRun(10, func() {
+		g++
+		next := want // the same map, changed in place between runs
+		for k := range 200 {
+			next[k*7] = g
+		}
+		m.Replace(next)
+	})
+	if allocs > 10 {
+		t.Errorf("a Replace of 200 overwrites allocated %.0f times; want a few at most", allocs)
+	}
+}
