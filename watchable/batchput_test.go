@@ -27,6 +27,47 @@ func filledInts(t *testing.T, n int) *watchable.Map[int, int] {
 	return m
 }
 
+// checkLoads checks m's contents below key n against want with Load, not
+// State (a State would freeze the version, and the next batch would copy),
+// and its revision: rev, plus one if the last write changed anything.
+func checkLoads(t *testing.T, round int, m *watchable.Map[int, int], n int, want map[int]int, rev uint64, changed bool) {
+	t.Helper()
+	got := map[int]int{}
+	for k := range n {
+		if v, ok := m.Load(k); ok {
+			got[k] = v
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" || m.Len() != len(want) {
+		t.Fatalf("round %d: contents (-want +got):\n%s\nLen %d; want %d", round, diff, m.Len(), len(want))
+	}
+	if changed {
+		rev++
+	}
+	if m.Revision() != rev {
+		t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), rev)
+	}
+}
+
+// catchUp is a lazy reader's read: it takes the map's State, checks that
+// last plus the updates since it make want, and returns the new State.
+func catchUp(t *testing.T, round int, m *watchable.Map[int, int], last watchable.State[int, int], want map[int]int) watchable.State[int, int] {
+	t.Helper()
+	cur := m.State()
+	got := last.Map()
+	for _, u := range cur.UpdatesSince(last) {
+		if u.Delete {
+			delete(got, u.Key)
+		} else {
+			got[u.Key] = u.Value
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("round %d: an old State plus UpdatesSince (-want +got):\n%s", round, diff)
+	}
+	return cur
+}
+
 // TestBatchOfOverwritesCopiesNothing checks that a batch that only
 // overwrites existing keys of a version nobody holds changes them in place:
 // it allocates nothing per Store, where a copying batch allocates nodes.
@@ -147,20 +188,7 @@ func TestBatchesOfOverwritesMatchAModel(t *testing.T) {
 		})
 		changed := !maps.Equal(want, next)
 		want = next
-		// Load, not State: a State would freeze the version, and the next
-		// batch would copy.
-		got := map[int]int{}
-		for k := range keys + 50 {
-			if v, ok := m.Load(k); ok {
-				got[k] = v
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" || m.Len() != len(want) {
-			t.Fatalf("round %d: contents (-want +got):\n%s\nLen %d; want %d", round, diff, m.Len(), len(want))
-		}
-		if wantRev := rev + map[bool]uint64{true: 1}[changed]; m.Revision() != wantRev {
-			t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), wantRev)
-		}
+		checkLoads(t, round, m, keys+50, want, rev, changed)
 		if held != nil && !maps.Equal(before.Map(), held) {
 			t.Fatalf("round %d: a State taken before the batch changed", round)
 		}
@@ -175,19 +203,7 @@ func TestBatchesOfOverwritesMatchAModel(t *testing.T) {
 			}
 		}
 		if round%5 == 0 { // the lazy reader catches up now and then
-			cur := m.State()
-			got := last.Map()
-			for _, u := range cur.UpdatesSince(last) {
-				if u.Delete {
-					delete(got, u.Key)
-				} else {
-					got[u.Key] = u.Value
-				}
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("round %d: an old State plus UpdatesSince (-want +got):\n%s", round, diff)
-			}
-			last = cur
+			last = catchUp(t, round, m, last, want)
 		}
 	}
 }
@@ -281,35 +297,12 @@ func TestReplacesOfOverwritesMatchAModel(t *testing.T) {
 		changed := !maps.Equal(want, next)
 		held := want
 		want = next
-		got := map[int]int{}
-		for k := range keys + 100 {
-			if v, ok := m.Load(k); ok {
-				got[k] = v
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" || m.Len() != len(want) {
-			t.Fatalf("round %d: contents (-want +got):\n%s\nLen %d; want %d", round, diff, m.Len(), len(want))
-		}
-		if wantRev := rev + map[bool]uint64{true: 1}[changed]; m.Revision() != wantRev {
-			t.Fatalf("round %d: revision %d; want %d", round, m.Revision(), wantRev)
-		}
+		checkLoads(t, round, m, keys+100, want, rev, changed)
 		if round%5 == 0 && !maps.Equal(before.Map(), held) {
 			t.Fatalf("round %d: a State taken before the Replace changed", round)
 		}
 		if round%7 == 0 {
-			cur := m.State()
-			seen := last.Map()
-			for _, u := range cur.UpdatesSince(last) {
-				if u.Delete {
-					delete(seen, u.Key)
-				} else {
-					seen[u.Key] = u.Value
-				}
-			}
-			if diff := cmp.Diff(want, seen); diff != "" {
-				t.Fatalf("round %d: an old State plus UpdatesSince (-want +got):\n%s", round, diff)
-			}
-			last = cur
+			last = catchUp(t, round, m, last, want)
 		}
 	}
 

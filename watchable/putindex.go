@@ -23,13 +23,10 @@ type putSlot struct {
 
 func tagOf(a uintptr) uint32 { return uint32(a>>3) | 1 }
 
-// findOrAdd returns the position recorded for address a and true, or
-// records at for it and returns false. addr returns the address of the put
-// at a position.
-func (x *putIndex) findOrAdd(a uintptr, at int, addr func(int) uintptr) (int, bool) {
-	if 2*(x.n+1) > len(x.slots) {
-		x.grow(addr)
-	}
+// probe returns the slot that holds address a, and true; or the empty
+// slot where a would go, and false. addr returns the address of the put at
+// a position.
+func (x *putIndex) probe(a uintptr, addr func(int) uintptr) (int, bool) {
 	mask := len(x.slots) - 1
 	// Fibonacci hashing: the top bits of the product depend on every bit
 	// of the address.
@@ -38,14 +35,27 @@ func (x *putIndex) findOrAdd(a uintptr, at int, addr func(int) uintptr) (int, bo
 		s := &x.slots[i]
 		switch {
 		case s.tag == 0:
-			s.tag, s.at = tag, int32(at)
-			x.n++
-			return at, false
+			return i, false
 		case s.tag == tag && addr(int(s.at)) == a:
-			return int(s.at), true
+			return i, true
 		}
 		i = (i + 1) & mask
 	}
+}
+
+// findOrAdd returns the position recorded for address a and true, or
+// records at for it and returns false.
+func (x *putIndex) findOrAdd(a uintptr, at int, addr func(int) uintptr) (int, bool) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow(addr)
+	}
+	i, found := x.probe(a, addr)
+	if found {
+		return int(x.slots[i].at), true
+	}
+	x.slots[i] = putSlot{tag: tagOf(a), at: int32(at)}
+	x.n++
+	return at, false
 }
 
 // find returns the position recorded for address a, if any.
@@ -53,34 +63,19 @@ func (x *putIndex) find(a uintptr, addr func(int) uintptr) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
-	mask := len(x.slots) - 1
-	i, tag := int(uint64(a)*0x9E3779B97F4A7C15>>x.shift), tagOf(a)
-	for {
-		s := &x.slots[i]
-		switch {
-		case s.tag == 0:
-			return 0, false
-		case s.tag == tag && addr(int(s.at)) == a:
-			return int(s.at), true
-		}
-		i = (i + 1) & mask
-	}
+	i, found := x.probe(a, addr)
+	return int(x.slots[i].at), found
 }
 
 func (x *putIndex) grow(addr func(int) uintptr) {
 	old := x.slots
 	size := max(64, 2*len(old))
 	x.slots, x.shift = make([]putSlot, size), uint(64-bits.TrailingZeros(uint(size)))
-	mask := size - 1
 	for _, s := range old {
-		if s.tag == 0 {
-			continue
+		if s.tag != 0 {
+			i, _ := x.probe(addr(int(s.at)), addr) // distinct: never found
+			x.slots[i] = s
 		}
-		i := int(uint64(addr(int(s.at))) * 0x9E3779B97F4A7C15 >> x.shift)
-		for x.slots[i].tag != 0 {
-			i = (i + 1) & mask
-		}
-		x.slots[i] = s
 	}
 }
 
