@@ -75,9 +75,9 @@ func (p *putBatch[K, V]) reset(keepPuts bool) {
 // addr returns the address of the word the put at position i replaces.
 func (p *putBatch[K, V]) addr(i int) uintptr { return p.puts[i].Addr() }
 
-// store records the overwrite of key's value by value, which the cursor
-// found. It reports false, recording nothing, if the overwrite cannot be
-// made in place.
+// storePut records the overwrite of the value the cursor found by value.
+// It reports false, recording nothing, if the overwrite cannot be made in
+// place.
 func (b *Batch[K, V]) storePut(c *hamt.Cursor[K, V], value V) bool {
 	p := b.put
 	put, ok := c.Put(value)
@@ -296,11 +296,14 @@ func (b *Batch[K, V]) Len() int {
 //
 // A batch that only overwrites keys already present, with values of one
 // word (pointers, maps, 8-byte integers), while no State or unread snapshot
-// holds the current version, changes the map in place and copies nothing;
-// a Load that meets such a batch being applied makes the rest of it itself
-// rather than wait, so it never sees half of it. Any other batch copies
-// each node it touches once; one that starts in place and then inserts or
-// deletes goes on copying from there.
+// holds the current version, changes the map in place and copies nothing,
+// for keys whose place in the map was written since the last State was
+// taken (all of them in a map nobody has read since it was filled); a Load
+// that meets such a batch being applied makes the rest of it itself rather
+// than wait, so it never sees half of it. Any other batch copies each node
+// it touches once; one that starts in place and then inserts, deletes or
+// meets a key in a part of the map a State still shares goes on copying
+// from there, and what it copies is the map's own again for the next one.
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

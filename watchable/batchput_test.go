@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -319,5 +320,42 @@ func TestReplacesOfOverwritesMatchAModel(t *testing.T) {
 	})
 	if allocs > 10 {
 		t.Errorf("a Replace of 200 overwrites allocated %.0f times; want a few at most", allocs)
+	}
+}
+
+// TestBatchOfOverwritesInPlaceAgainAfterAState checks that a State held
+// over a map makes the next batch of overwrites copy, and that the batch
+// after it, over the same keys, goes in place again: what the copying
+// batch made is the current version's own.
+func TestBatchOfOverwritesInPlaceAgainAfterAState(t *testing.T) {
+	m := filledInts(t, 50000)
+	overwrite := func(g int) func() {
+		return func() {
+			m.Batch(func(b *watchable.Batch[int, int]) {
+				for i := range 1000 {
+					b.Store(i*37%50000, g)
+				}
+			})
+		}
+	}
+	mallocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	overwrite(1)() // in place, and makes the arrays put mode reuses
+	held := m.State()
+	copying := mallocs(overwrite(2))
+	inPlace := mallocs(overwrite(3))
+	if copying < 100 || inPlace > 10 {
+		t.Errorf("allocations: %d for the batch after a State, %d for the next one; want many, then a few at most", copying, inPlace)
+	}
+	if v, _ := held.Get(37); v != 1 {
+		t.Errorf("the State holds %d at key 37; want 1", v)
+	}
+	if v, _ := m.Load(37); v != 3 {
+		t.Errorf("Load(37) = %d; want 3", v)
 	}
 }
