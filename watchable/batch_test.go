@@ -168,49 +168,63 @@ func TestReadersNeverSeeHalfALongBatch(t *testing.T) {
 			b.Store(k, 0)
 		}
 	})
+	readWhile(t, 2, func(int) func() error {
+		return func() error {
+			s := m.State()
+			first, _ := s.Get(0)
+			for k := range keys {
+				if v, _ := s.Get(k); v != first {
+					return fmt.Errorf("a State holds %d at key 0 and %d at key %d", first, v, k)
+				}
+			}
+			if s.Len() != ballast+keys {
+				return fmt.Errorf("a State holds %d keys", s.Len())
+			}
+			return nil
+		}
+	}, func() {
+		for i := 1; i <= batches; i++ {
+			m.Batch(func(b *watchable.Batch[int, int]) {
+				for k := range keys {
+					b.Store(k, i)
+				}
+			})
+		}
+	})
+}
+
+// readWhile runs n readers while write runs, and fails t with the first
+// error of each. reader(r) returns reader r's step, which it repeats until
+// write has returned or the step fails.
+func readWhile(t *testing.T, n int, reader func(r int) func() error, write func()) {
+	t.Helper()
 	done := make(chan struct{})
-	errs := make(chan error, 2)
+	errs := make(chan error, n)
 	var wg sync.WaitGroup
-	for range 2 {
+	for r := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			step := reader(r)
 			for {
 				select {
 				case <-done:
-					errs <- nil
 					return
 				default:
 				}
-				s := m.State()
-				first, _ := s.Get(0)
-				for k := range keys {
-					if v, _ := s.Get(k); v != first {
-						errs <- fmt.Errorf("a State holds %d at key 0 and %d at key %d", first, v, k)
-						return
-					}
-				}
-				if s.Len() != ballast+keys {
-					errs <- fmt.Errorf("a State holds %d keys", s.Len())
+				if err := step(); err != nil {
+					errs <- err
 					return
 				}
 			}
 		}()
 	}
-	for i := 1; i <= batches; i++ {
-		m.Batch(func(b *watchable.Batch[int, int]) {
-			for k := range keys {
-				b.Store(k, i)
-			}
-		})
-	}
+	write()
 	close(done)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		t.Error(err)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -221,44 +220,28 @@ func TestLoadsNeverSeeHalfABatchOfOverwrites(t *testing.T) {
 			b.Store(k, 0)
 		}
 	})
-	done := make(chan struct{})
-	errs := make(chan error, 2)
-	var wg sync.WaitGroup
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last := 0
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				k := (i*7919 + r*31) % keys
-				v, ok := m.Load(k)
-				if !ok || v < last {
-					errs <- fmt.Errorf("reader %d: Load(%d) = %d, %v after a Load returned %d", r, k, v, ok, last)
-					return
-				}
-				last = v
+	readWhile(t, 2, func(r int) func() error {
+		last, i := 0, 0
+		return func() error {
+			k := (i*7919 + r*31) % keys
+			i++
+			v, ok := m.Load(k)
+			if !ok || v < last {
+				return fmt.Errorf("reader %d: Load(%d) = %d, %v after a Load returned %d", r, k, v, ok, last)
 			}
-		}()
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for g := 1; g <= 200 && time.Now().Before(deadline); g++ {
-		m.Batch(func(b *watchable.Batch[int, int]) {
-			for k := range keys {
-				b.Store(k, g)
-			}
-		})
-	}
-	close(done)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			last = v
+			return nil
+		}
+	}, func() {
+		deadline := time.Now().Add(2 * time.Second)
+		for g := 1; g <= 200 && time.Now().Before(deadline); g++ {
+			m.Batch(func(b *watchable.Batch[int, int]) {
+				for k := range keys {
+					b.Store(k, g)
+				}
+			})
+		}
+	})
 }
 
 // TestReplacesOfOverwritesMatchAModel runs random Replaces against a Go
