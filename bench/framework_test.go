@@ -189,11 +189,18 @@ func chainStages(ctx context.Context, b *testing.B, lib string, head kv[int], st
 			src := in
 			run(func() {
 				defer out.Close()
+				first := true
 				for snap := range src.m.Subscribe(ctx) {
-					if snap.Updates == nil { // the first snapshot lists no updates
+					// The first snapshot's State is the whole input. Its
+					// Updates are not a marker: the peer appends to them
+					// whatever changed before the first read, and those
+					// changes are already in State.
+					if first {
+						first = false
 						for k, v := range snap.State {
 							out.m.Store(k, v+1)
 						}
+						continue
 					}
 					for _, u := range snap.Updates {
 						if u.Delete {
