@@ -32,6 +32,8 @@ type Batch[K comparable, V any] struct {
 	// reused from batch to batch.
 	group   bool
 	pending []pendingStore[K, V]
+
+	plain uint32 // the map's plain kind of V (see plain.go)
 }
 
 // groupMin is the least number of entries for which a Batch groups its
@@ -75,32 +77,33 @@ func (p *putBatch[K, V]) reset(keepPuts bool) {
 // addr returns the address of the word the put at position i replaces.
 func (p *putBatch[K, V]) addr(i int) uintptr { return p.puts[i].Addr() }
 
-// storePut records the overwrite of the value the cursor found by value.
+// storePut records the overwrite of the value found at spot c by value.
 // It reports false, recording nothing, if the overwrite cannot be made in
 // place.
-func (b *Batch[K, V]) storePut(c *hamt.Cursor[K, V], value V) bool {
+func (b *Batch[K, V]) storePut(c *hamt.Spot[K, V], value V) bool {
 	p := b.put
 	put, ok := c.Put(value)
 	if !ok {
 		return false
 	}
-	ch := change[K, V]{key: c.Key(), hash: c.Hash(), new: value, hasNew: true, hadOld: true}
 	at, again := p.index.findOrAdd(put.Addr(), len(p.puts), p.addr)
+	var old V
 	if again {
-		ch.old = p.stores[at].val // as this batch has it
+		old = p.stores[at].val // as this batch has it
 	} else {
-		ch.old, _ = c.Value()
+		old, _ = c.Value()
 	}
-	if DeepEqual(ch.old, value) {
-		if exactEqual[V]() { // nobody could tell the two apart: keep the old
+	silent := false
+	if equalAs(b.plain, old, value) {
+		if b.exact() { // nobody could tell the two apart: keep the old
 			if !again { // the index has its place: the old value stays
-				keep, _ := c.Put(ch.old)
+				keep, _ := c.Put(old)
 				p.puts = append(p.puts, keep)
-				p.stores = append(p.stores, pendingStore[K, V]{c.Key(), ch.old})
+				p.stores = append(p.stores, pendingStore[K, V]{c.Key(), old})
 			}
 			return true
 		}
-		ch.silent = true
+		silent = true
 	}
 	if again {
 		p.puts[at], p.stores[at].val = put, value
@@ -108,7 +111,12 @@ func (b *Batch[K, V]) storePut(c *hamt.Cursor[K, V], value V) bool {
 		p.puts = append(p.puts, put)
 		p.stores = append(p.stores, pendingStore[K, V]{c.Key(), value})
 	}
-	b.add(ch)
+	// The change is made only for subscribers: built and copied for
+	// nothing, it was a tenth of a batch's time.
+	b.note(silent)
+	if b.record {
+		b.changes = append(b.changes, change[K, V]{key: c.Key(), hash: c.Hash(), old: old, new: value, hadOld: true, hasNew: true, silent: silent})
+	}
 	return true
 }
 
@@ -164,16 +172,16 @@ func (b *Batch[K, V]) flush() {
 func (b *Batch[K, V]) flushPuts(hs []uint64) int {
 	var (
 		ks [hamt.WarmGroup]K
-		cs [hamt.WarmGroup]hamt.Cursor[K, V]
+		ss [hamt.WarmGroup]hamt.Spot[K, V]
 	)
 	for i := range b.pending {
 		ks[i] = b.pending[i].key
 	}
-	b.put.live.FindGroup(ks[:len(hs)], hs, cs[:len(hs)])
+	b.put.live.FindGroup(ks[:len(hs)], hs, ss[:len(hs)])
 	clear(ks[:]) // keep no key alive
 	for i := range hs {
 		p := &b.pending[i]
-		if !b.storePut(&cs[i], p.val) {
+		if !b.storePut(&ss[i], p.val) {
 			b.toTxn()
 			return i
 		}
@@ -182,14 +190,33 @@ func (b *Batch[K, V]) flushPuts(hs []uint64) int {
 	return len(hs)
 }
 
+// copy is DeepCopy(v).
+func (b *Batch[K, V]) copy(v V) V {
+	if b.plain != plainNone {
+		return v
+	}
+	return DeepCopy(v)
+}
+
+// exact is exactEqual[V]().
+func (b *Batch[K, V]) exact() bool {
+	return b.plain != plainNone || exactEqual[V]()
+}
+
 // add notes one write of the batch.
 func (b *Batch[K, V]) add(c change[K, V]) {
-	b.dirty = true
-	if !c.silent {
-		b.effective = true
-	}
+	b.note(c.silent)
 	if b.record {
 		b.changes = append(b.changes, c)
+	}
+}
+
+// note notes that the batch wrote, and made a new revision unless the
+// write was silent.
+func (b *Batch[K, V]) note(silent bool) {
+	b.dirty = true
+	if !silent {
+		b.effective = true
 	}
 }
 
@@ -203,7 +230,7 @@ func (b *Batch[K, V]) live() {
 // rules as Map.Store.
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
-	value = DeepCopy(value)
+	value = b.copy(value)
 	if !b.group {
 		b.storeHashed(key, hamt.Hash(key), value)
 		return
@@ -217,7 +244,7 @@ func (b *Batch[K, V]) Store(key K, value V) {
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 	if b.put != nil {
 		cur := b.put.live.FindHashed(key, h)
-		if b.storePut(&cur, value) {
+		if spot := cur.Spot(); b.storePut(&spot, value) {
 			return
 		}
 		b.toTxn()
@@ -226,8 +253,8 @@ func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 	skip := false
 	b.txn.SetHashedUnless(key, h, value, func(old V) bool {
 		c.old, c.hadOld = old, true
-		if DeepEqual(old, value) {
-			if exactEqual[V]() {
+		if equalAs(b.plain, old, value) {
+			if b.exact() {
 				skip = true // nobody could tell the two apart
 				return true
 			}
@@ -269,13 +296,13 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 				v = p.stores[at].val // as this batch has it
 			}
 		}
-		return DeepCopy(v), true
+		return b.copy(v), true
 	}
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
 	}
-	return DeepCopy(v), true
+	return b.copy(v), true
 }
 
 // Len returns the number of entries as the batch has it so far.
@@ -316,7 +343,7 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 // newBatch starts a batch, in put mode when it may be (see Batch.put), and
 // grouping its Stores when group is true (see Batch.flush). m.mu is held.
 func (m *Map[K, V]) newBatch(group bool) *Batch[K, V] {
-	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: group}
+	b := &Batch[K, V]{txn: m.live.Txn(), record: m.watched(), group: group, plain: m.plain()}
 	if b.group {
 		if m.pending == nil {
 			m.pending = make([]pendingStore[K, V], 0, hamt.WarmGroup)
@@ -369,7 +396,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			b.Delete(k)
 		}
 	}
-	exact := exactEqual[V]()
+	exact := b.exact()
 	for k, v := range entries {
 		h := hamt.Hash(k)
 		var (
@@ -383,11 +410,11 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		} else {
 			old, ok = cur.Get(k)
 		}
-		silent := ok && DeepEqual(old, v)
+		silent := ok && equalAs(b.plain, old, v)
 		if silent && exact {
 			continue
 		}
-		v = DeepCopy(v)
+		v = b.copy(v)
 		ch := change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent}
 		if b.put != nil {
 			if put, inPlace := c.Put(v); inPlace {

@@ -380,27 +380,59 @@ func (l *Live[K, V]) Find(k K) Cursor[K, V] {
 	return c
 }
 
-// FindGroup sets cs[i] to the cursor FindHashed(ks[i], hs[i]) would
-// return, for up to WarmGroup cursors, making the descents together level
-// by level: in a large map each descent is a chain of loads from cold
-// memory, and in lockstep the processor fetches one level's nodes for the
-// whole group at once (see Txn.Warm). Writer only.
-func (l *Live[K, V]) FindGroup(ks []K, hs []uint64, cs []Cursor[K, V]) {
+// FindGroup sets ss[i] to the spot of ks[i], whose hash is hs[i], for up to
+// WarmGroup keys, making the descents together level by level: in a large
+// map each descent is a chain of loads from cold memory, and in lockstep
+// the processor fetches one level's nodes for the whole group at once (see
+// Txn.Warm). It finds what FindHashed finds, without the path: a Spot is
+// all a batch of overwrites needs, and writing no path saved about a
+// tenth of such a batch. Writer only.
+func (l *Live[K, V]) FindGroup(ks []K, hs []uint64, ss []Spot[K, V]) {
 	v := l.cur.Load()
+	ss = ss[:min(len(ss), WarmGroup)]
 	var next [WarmGroup]*node[K, V]
-	cs = cs[:min(len(cs), WarmGroup)]
-	for i := range cs {
-		cs[i] = Cursor[K, V]{l: l, v: v, key: ks[i], hash: hs[i], depth: -1}
-		if v != nil {
-			next[i] = v.rootNode()
-		}
+	for i := range ss {
+		// Field by field: a composite literal was built on the stack and
+		// then copied in wider loads than the stores that built it, which
+		// the processor cannot forward (a sixth of a batch's time).
+		s := &ss[i]
+		s.l, s.v, s.n, s.key, s.hash, s.pos, s.found = l, v, nil, ks[i], hs[i], 0, false
 	}
-	for more := v != nil; more; {
+	if v == nil {
+		return
+	}
+	root := v.rootNode()
+	for i := range ss {
+		next[i] = root
+	}
+	for shift, more := uint(0), root != nil; more; shift += bitsPerLevel {
 		more = false
-		for i, n := range next[:len(cs)] {
-			if n != nil {
-				next[i] = cs[i].descend(n)
-				more = more || next[i] != nil
+		for i, n := range next[:len(ss)] {
+			if n == nil {
+				continue
+			}
+			next[i] = nil
+			if shift >= hashBits {
+				es := n.entries()
+				for j := range es {
+					if es[j].key == ks[i] {
+						ss[i].n, ss[i].pos, ss[i].found = n, j, true
+						break
+					}
+				}
+				continue
+			}
+			bit := bitpos(hs[i], shift)
+			if n.dataMap&bit != 0 {
+				j := index(n.dataMap, bit)
+				if entryAt(n.ents, j).key == ks[i] {
+					ss[i].n, ss[i].pos, ss[i].found = n, j, true
+				}
+				continue
+			}
+			if n.nodeMap&bit != 0 {
+				next[i] = loadChild(childAt(n.kids, index(n.nodeMap, bit)))
+				more = true
 			}
 		}
 	}

@@ -55,21 +55,66 @@ func (l *Live[K, V]) FindHashed(k K, h uint64) Cursor[K, V] {
 	return c
 }
 
+// Spot is a key's place in a Live map's current version, as far as reading
+// the value there and replacing it in place go: a Cursor without the path
+// down to it, which only changes that add or remove entries need.
+// FindGroup finds many at once, and Cursor.Spot makes one. Writer only; a
+// Spot is valid until the next change to the map.
+type Spot[K comparable, V any] struct {
+	l     *Live[K, V]
+	v     *version[K, V] // nil when the map has never had a version
+	n     *node[K, V]    // the node that holds the key, when found
+	key   K
+	hash  uint64
+	pos   int // the key's index in n's entries, when found
+	found bool
+}
+
+// Spot returns the cursor's spot.
+func (c *Cursor[K, V]) Spot() Spot[K, V] {
+	s := Spot[K, V]{l: c.l, v: c.v, key: c.key, hash: c.hash, pos: c.pos, found: c.found}
+	if c.found {
+		s.n = c.nodes[c.depth]
+	}
+	return s
+}
+
+// Key returns the key the spot was found for.
+func (s *Spot[K, V]) Key() K { return s.key }
+
+// Hash returns the hash of the spot's key.
+func (s *Spot[K, V]) Hash() uint64 { return s.hash }
+
+// Value returns the value at the spot, and whether there is one.
+func (s *Spot[K, V]) Value() (V, bool) {
+	if !s.found {
+		var zero V
+		return zero, false
+	}
+	return loadValAs(&entryAt(s.n.ents, s.pos).val, s.v.shape), true
+}
+
 // Put returns the replacement in place of the value at the cursor by val,
+// and true; or false when it cannot be made in place: see Spot.Put.
+func (c *Cursor[K, V]) Put(val V) (Put, bool) {
+	s := c.Spot()
+	return s.Put(val)
+}
+
+// Put returns the replacement in place of the value at the spot by val,
 // and true; or false when it cannot be made in place: the key is absent,
 // its node belongs to a snapshot too, values of V take more than a word
 // (see CanPut), or the version may not be changed in place now. Nothing
 // changes until Live.Put makes it.
-func (c *Cursor[K, V]) Put(val V) (Put, bool) {
-	if !c.found || c.v.shape == shapeOther || !c.l.InPlace() || c.l.cur.Load() != c.v {
+func (s *Spot[K, V]) Put(val V) (Put, bool) {
+	if !s.found || s.v.shape == shapeOther || !s.l.InPlace() || s.l.cur.Load() != s.v {
 		return Put{}, false
 	}
-	n := c.nodes[c.depth]
-	if n.owner != c.v.epoch {
+	if s.n.owner != s.v.epoch {
 		return Put{}, false
 	}
-	p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
-	if c.v.shape == shapePointer {
+	p := unsafe.Pointer(&entryAt(s.n.ents, s.pos).val)
+	if s.v.shape == shapePointer {
 		return Put{slot: (*unsafe.Pointer)(p), ptr: *(*unsafe.Pointer)(unsafe.Pointer(&val))}, true
 	}
 	return Put{word: (*uint64)(p), val: *(*uint64)(unsafe.Pointer(&val))}, true

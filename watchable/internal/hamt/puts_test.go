@@ -205,34 +205,44 @@ func TestLivePutIsAtomicToGet(t *testing.T) {
 	}
 }
 
-// TestLiveFindGroupMatchesFind checks that the cursors FindGroup makes
-// together are those Find makes one by one, for keys present and absent,
-// in groups of every size up to WarmGroup.
+// TestLiveFindGroupMatchesFind checks that the spots FindGroup makes
+// together are those of the cursors Find makes one by one, for keys
+// present and absent, in groups of every size up to WarmGroup.
 func TestLiveFindGroupMatchesFind(t *testing.T) {
 	var l Live[int, int]
-	var empty [WarmGroup]Cursor[int, int]
+	var empty [WarmGroup]Spot[int, int]
 	l.FindGroup([]int{1}, []uint64{Hash(1)}, empty[:1])
-	if empty[0].found || empty[0].depth != -1 {
-		t.Fatalf("FindGroup in an empty map: found %v, depth %d", empty[0].found, empty[0].depth)
+	if empty[0].found || empty[0].n != nil || empty[0].key != 1 {
+		t.Fatalf("FindGroup in an empty map: %+v", empty[0])
 	}
 	fill(&l, 5000)
 	for size := 1; size <= WarmGroup; size++ {
 		var (
 			ks [WarmGroup]int
 			hs [WarmGroup]uint64
-			cs [WarmGroup]Cursor[int, int]
+			ss [WarmGroup]Spot[int, int]
 		)
 		for i := range size {
 			ks[i] = (size*977 + i*7919) % 7000 // about a third absent
 			hs[i] = Hash(ks[i])
 		}
-		l.FindGroup(ks[:size], hs[:size], cs[:size])
+		l.FindGroup(ks[:size], hs[:size], ss[:size])
+		found := 0
 		for i := range size {
-			want, got := l.Find(ks[i]), cs[i]
-			if got.found != want.found || got.depth != want.depth || got.pos != want.pos || got.nodes != want.nodes || got.key != want.key || got.hash != want.hash {
-				t.Fatalf("group of %d, key %d: FindGroup's cursor (found %v, depth %d, pos %d) differs from Find's (found %v, depth %d, pos %d)",
-					size, ks[i], got.found, got.depth, got.pos, want.found, want.depth, want.pos)
+			c := l.Find(ks[i])
+			want, got := c.Spot(), ss[i]
+			if got != want {
+				t.Fatalf("group of %d, key %d: FindGroup's spot %+v differs from Find's %+v", size, ks[i], got, want)
 			}
+			if v, ok := got.Value(); ok != (ks[i] < 5000) || v != 0 { // fill stores 0
+				t.Fatalf("group of %d, key %d: the spot's value is %d, %v", size, ks[i], v, ok)
+			}
+			if got.found {
+				found++
+			}
+		}
+		if found == 0 && size > 3 {
+			t.Fatalf("group of %d: no key found", size)
 		}
 	}
 }
