@@ -50,14 +50,14 @@ type pendingStore[K comparable, V any] struct {
 }
 
 // putBatch is what a Batch in put mode keeps: the replacements in the
-// order they were first made, the key and value of each (for toTxn), and
-// the index that finds a key's replacement when it is stored again. A Map
-// keeps one between batches, emptied, to reuse its arrays.
+// order they were first made, and the index that finds a key's
+// replacement when it is stored again. toTxn and Load find a
+// replacement's key and value through it (hamt.PutKey, hamt.PutValue). A
+// Map keeps one between batches, emptied, to reuse its arrays.
 type putBatch[K comparable, V any] struct {
-	live   *hamt.Live[K, V]
-	puts   []hamt.Put
-	stores []pendingStore[K, V]
-	index  putIndex
+	live  *hamt.Live[K, V]
+	puts  []hamt.Put
+	index putIndex
 }
 
 // reset empties p for the next batch; keepPuts is false when a reader may
@@ -69,8 +69,6 @@ func (p *putBatch[K, V]) reset(keepPuts bool) {
 	} else {
 		p.puts = nil
 	}
-	clear(p.stores) // keep no value alive
-	p.stores = p.stores[:0]
 	p.index.reset()
 }
 
@@ -89,7 +87,7 @@ func (b *Batch[K, V]) storePut(c *hamt.Spot[K, V], value V) bool {
 	at, again := p.index.findOrAdd(put.Addr(), len(p.puts), p.addr)
 	var old V
 	if again {
-		old = p.stores[at].val // as this batch has it
+		old = hamt.PutValue[V](&p.puts[at]) // as this batch has it
 	} else {
 		old, _ = c.Value()
 	}
@@ -99,17 +97,15 @@ func (b *Batch[K, V]) storePut(c *hamt.Spot[K, V], value V) bool {
 			if !again { // the index has its place: the old value stays
 				keep, _ := c.Put(old)
 				p.puts = append(p.puts, keep)
-				p.stores = append(p.stores, pendingStore[K, V]{c.Key(), old})
 			}
 			return true
 		}
 		silent = true
 	}
 	if again {
-		p.puts[at], p.stores[at].val = put, value
+		p.puts[at] = put
 	} else {
 		p.puts = append(p.puts, put)
-		p.stores = append(p.stores, pendingStore[K, V]{c.Key(), value})
 	}
 	// The change is made only for subscribers: built and copied for
 	// nothing, it was a tenth of a batch's time.
@@ -128,8 +124,9 @@ func (b *Batch[K, V]) toTxn() {
 		return
 	}
 	b.put = nil
-	for _, s := range p.stores {
-		b.txn.SetHashed(s.key, hamt.Hash(s.key), s.val)
+	for i := range p.puts {
+		k := hamt.PutKey[K, V](&p.puts[i])
+		b.txn.SetHashed(k, hamt.Hash(k), hamt.PutValue[V](&p.puts[i]))
 	}
 	p.reset(true) // never handed to Live.Put
 }
@@ -293,7 +290,7 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 		}
 		if put, ok := c.Put(v); ok {
 			if at, again := p.index.find(put.Addr(), p.addr); again {
-				v = p.stores[at].val // as this batch has it
+				v = hamt.PutValue[V](&p.puts[at]) // as this batch has it
 			}
 		}
 		return b.copy(v), true
@@ -420,7 +417,6 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			if put, inPlace := c.Put(v); inPlace {
 				// Keys are unique here: no index needed, and no Load asks.
 				b.put.puts = append(b.put.puts, put)
-				b.put.stores = append(b.put.stores, pendingStore[K, V]{k, v})
 				b.add(ch)
 				continue
 			}

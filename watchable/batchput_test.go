@@ -342,3 +342,64 @@ func TestBatchOfOverwritesInPlaceAgainAfterAState(t *testing.T) {
 		t.Errorf("Load(37) = %d; want 3", v)
 	}
 }
+
+// TestBatchOfPointerOverwritesKeepsEveryValue is the model test's case for
+// pointer values, whose in-place stores replace pointers: a key stored
+// twice, read back within the batch, stored with an equal value, and then
+// the whole batch replayed into a copy by an insert, with collections in
+// between, so that a value kept only by the batch would be lost.
+func TestBatchOfPointerOverwritesKeepsEveryValue(t *testing.T) {
+	type item struct{ Name string }
+	val := func(s string) *item { return &item{Name: s} }
+	for _, insert := range []bool{false, true} {
+		t.Run(fmt.Sprintf("insert=%v", insert), func(t *testing.T) {
+			m := &watchable.Map[int, *item]{}
+			t.Cleanup(m.Close)
+			const n = 200
+			m.Batch(func(b *watchable.Batch[int, *item]) {
+				for i := range n {
+					b.Store(i, val(fmt.Sprint("v", i)))
+				}
+			})
+			want := map[int]string{}
+			for i := range n {
+				want[i] = fmt.Sprint("v", i)
+			}
+			m.Batch(func(b *watchable.Batch[int, *item]) {
+				for i := 0; i < n; i += 2 {
+					b.Store(i, val(fmt.Sprint("first", i)))
+				}
+				runtime.GC()
+				for i := 0; i < n; i += 4 {
+					b.Store(i, val(fmt.Sprint("second", i)))
+					b.Store(i+1, val(fmt.Sprint("v", i+1))) // equal to the map's
+				}
+				runtime.GC()
+				for i := 0; i < n; i += 2 {
+					got, ok := b.Load(i)
+					w := fmt.Sprint("first", i)
+					if i%4 == 0 {
+						w = fmt.Sprint("second", i)
+					}
+					if !ok || got.Name != w {
+						t.Fatalf("Load(%d) in the batch = %v, %v; want %q", i, got, ok, w)
+					}
+					want[i] = w
+				}
+				if insert {
+					b.Store(n, val("new"))
+					want[n] = "new"
+				}
+				runtime.GC()
+			})
+			runtime.GC()
+			got := map[int]string{}
+			for k, v := range m.State().All() {
+				got[k] = v.Name
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("contents (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

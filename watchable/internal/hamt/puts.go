@@ -26,6 +26,29 @@ func (p *Put) apply() {
 	}
 }
 
+// PutKey returns the key whose value p replaces, a Put that Cursor.Put or
+// Spot.Put made for a map of K to V. Writer only, before Live.Put.
+func PutKey[K comparable, V any](p *Put) K {
+	var e entry[K, V]
+	at := unsafe.Pointer(p.slot)
+	if at == nil {
+		at = unsafe.Pointer(p.word)
+	}
+	return (*entry[K, V])(unsafe.Add(at, -int(unsafe.Offsetof(e.val)))).key
+}
+
+// PutValue returns the value p stores, a Put made for values of type V.
+func PutValue[V any](p *Put) V {
+	var v V
+	switch {
+	case p.slot != nil:
+		*(*unsafe.Pointer)(unsafe.Pointer(&v)) = p.ptr
+	case p.word != nil:
+		*(*uint64)(unsafe.Pointer(&v)) = p.val
+	}
+	return v
+}
+
 // Addr returns the address of the word p replaces: two Puts with the same
 // address replace the same value.
 func (p *Put) Addr() uintptr {
