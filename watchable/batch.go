@@ -240,7 +240,8 @@ func (b *Batch[K, V]) Store(key K, value V) {
 
 func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 	if b.put != nil {
-		cur := b.put.live.FindHashed(key, h)
+		var cur hamt.Cursor[K, V]
+		cur.Seek(b.put.live, key, h)
 		if spot := cur.Spot(); b.storePut(&spot, value) {
 			return
 		}
@@ -283,7 +284,8 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
 	b.flush()
 	if p := b.put; p != nil {
-		c := p.live.Find(key)
+		var c hamt.Cursor[K, V]
+		c.Seek(p.live, key, hamt.Hash(key))
 		v, ok := c.Value()
 		if !ok {
 			return v, false
@@ -402,7 +404,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			ok  bool
 		)
 		if b.put != nil { // one descent finds the value and its place
-			c = b.put.live.FindHashed(k, h)
+			c.Seek(b.put.live, k, h)
 			old, ok = c.Value()
 		} else {
 			old, ok = cur.Get(k)

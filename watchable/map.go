@@ -128,7 +128,8 @@ func (m *Map[K, V]) store(key K, value V) {
 	if m.closed {
 		return
 	}
-	c := m.live.Find(key)
+	var c hamt.Cursor[K, V]
+	c.Seek(&m.live, key, hamt.Hash(key))
 	m.storeAt(&c, value)
 }
 
@@ -173,7 +174,8 @@ func (m *Map[K, V]) Delete(key K) {
 func (m *Map[K, V]) delete(key K) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.live.Find(key)
+	var c hamt.Cursor[K, V]
+	c.Seek(&m.live, key, hamt.Hash(key))
 	old, ok := c.Value()
 	if !ok || m.closed {
 		return old, ok
@@ -202,7 +204,8 @@ func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
 func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.live.Find(key)
+	var c hamt.Cursor[K, V]
+	c.Seek(&m.live, key, hamt.Hash(key))
 	if v, ok := c.Value(); ok {
 		return v, true
 	}
@@ -235,7 +238,8 @@ func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
 	if m.closed {
 		return false
 	}
-	c := m.live.Find(key)
+	var c hamt.Cursor[K, V]
+	c.Seek(&m.live, key, hamt.Hash(key))
 	v, ok := c.Value()
 	if !ok || !DeepEqual(v, old) {
 		return false

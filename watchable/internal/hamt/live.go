@@ -344,13 +344,28 @@ type Cursor[K comparable, V any] struct {
 
 // Find returns the cursor for k. Writer only.
 func (l *Live[K, V]) Find(k K) Cursor[K, V] {
-	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: hashOf(k), depth: -1}
-	if c.v == nil {
-		return c
+	var c Cursor[K, V]
+	c.Seek(l, k, hashOf(k))
+	return c
+}
+
+// Seek moves c to the place in l of k, whose hash, Hash(k), is h: c
+// becomes the cursor Find(k) returns.
+// It is Find for callers on a hot path: a cursor holds a path of up to
+// maxDepth nodes, and returning one copies it twice, in wider loads than
+// the stores that wrote it, which the processor cannot forward (a seventh
+// of a Store into a small map). Writer only.
+func (c *Cursor[K, V]) Seek(l *Live[K, V], k K, h uint64) {
+	// Field by field, for the same reason; the path beyond depth is
+	// never read, so it is left as it is.
+	v := l.cur.Load()
+	c.l, c.v, c.key, c.hash, c.depth, c.pos, c.found = l, v, k, h, -1, 0, false
+	if v == nil {
+		return
 	}
-	// The loop of descend, written out: a call per level cost a single
-	// Store a sixth of its time.
-	n := c.v.rootNode()
+	// One loop, no call per level: a call per level cost a single Store a
+	// sixth of its time.
+	n := v.rootNode()
 	for shift := uint(0); n != nil; shift += bitsPerLevel {
 		c.depth++
 		c.nodes[c.depth] = n
@@ -362,29 +377,28 @@ func (l *Live[K, V]) Find(k K) Cursor[K, V] {
 					break
 				}
 			}
-			return c
+			return
 		}
-		bit := bitpos(c.hash, shift)
+		bit := bitpos(h, shift)
 		if n.dataMap&bit != 0 {
 			i := index(n.dataMap, bit)
 			if entryAt(n.ents, i).key == k {
 				c.pos, c.found = i, true
 			}
-			return c
+			return
 		}
 		if n.nodeMap&bit == 0 {
-			return c
+			return
 		}
 		n = loadChild(childAt(n.kids, index(n.nodeMap, bit)))
 	}
-	return c
 }
 
 // FindGroup sets ss[i] to the spot of ks[i], whose hash is hs[i], for up to
 // WarmGroup keys, making the descents together level by level: in a large
 // map each descent is a chain of loads from cold memory, and in lockstep
 // the processor fetches one level's nodes for the whole group at once (see
-// Txn.Warm). It finds what FindHashed finds, without the path: a Spot is
+// Txn.Warm). It finds what Cursor.Seek finds, without the path: a Spot is
 // all a batch of overwrites needs, and writing no path saved about a
 // tenth of such a batch. Writer only.
 func (l *Live[K, V]) FindGroup(ks []K, hs []uint64, ss []Spot[K, V]) {
@@ -436,36 +450,6 @@ func (l *Live[K, V]) FindGroup(ks []K, hs []uint64, ss []Spot[K, V]) {
 			}
 		}
 	}
-}
-
-// descend moves the cursor down to n and returns the node below it on the
-// key's path, or nil when n is where the key is or would go.
-func (c *Cursor[K, V]) descend(n *node[K, V]) *node[K, V] {
-	c.depth++
-	c.nodes[c.depth] = n
-	shift := uint(c.depth) * bitsPerLevel
-	if shift >= hashBits {
-		es := n.entries()
-		for i := range es {
-			if es[i].key == c.key {
-				c.pos, c.found = i, true
-				break
-			}
-		}
-		return nil
-	}
-	bit := bitpos(c.hash, shift)
-	if n.dataMap&bit != 0 {
-		i := index(n.dataMap, bit)
-		if entryAt(n.ents, i).key == c.key {
-			c.pos, c.found = i, true
-		}
-		return nil
-	}
-	if n.nodeMap&bit == 0 {
-		return nil
-	}
-	return loadChild(childAt(n.kids, index(n.nodeMap, bit)))
 }
 
 // Value returns the value at the cursor, and whether there is one.
@@ -627,12 +611,4 @@ func (l *Live[K, V]) Peek() Map[K, V] {
 		return Map[K, V]{}
 	}
 	return Map[K, V]{root: v.rootNode(), size: int(v.size.Load())}
-}
-
-// root returns the root of the cursor's version, or nil.
-func (c *Cursor[K, V]) root() *node[K, V] {
-	if c.v == nil {
-		return nil
-	}
-	return c.v.rootNode()
 }

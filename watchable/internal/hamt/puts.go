@@ -69,15 +69,6 @@ func (l *Live[K, V]) InPlace() bool {
 	return v != nil && l.seals == 0 && v.state.Load()&statusMask == statusOpen
 }
 
-// FindHashed is Find for a key whose hash, Hash(k), is h.
-func (l *Live[K, V]) FindHashed(k K, h uint64) Cursor[K, V] {
-	c := Cursor[K, V]{l: l, v: l.cur.Load(), key: k, hash: h, depth: -1}
-	for n := c.root(); n != nil; {
-		n = c.descend(n)
-	}
-	return c
-}
-
 // Spot is a key's place in a Live map's current version, as far as reading
 // the value there and replacing it in place go: a Cursor without the path
 // down to it, which only changes that add or remove entries need.
