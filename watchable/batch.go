@@ -93,7 +93,7 @@ func (b *Batch[K, V]) storePut(c *hamt.Spot[K, V], value V) bool {
 	}
 	silent := false
 	if equalAs(b.plain, old, value) {
-		if b.exact() { // nobody could tell the two apart: keep the old
+		if exactAs[V](b.plain) { // nobody could tell the two apart: keep the old
 			if !again { // the index has its place: the old value stays
 				keep, _ := c.Put(old)
 				p.puts = append(p.puts, keep)
@@ -187,19 +187,6 @@ func (b *Batch[K, V]) flushPuts(hs []uint64) int {
 	return len(hs)
 }
 
-// copy is DeepCopy(v).
-func (b *Batch[K, V]) copy(v V) V {
-	if b.plain != plainNone {
-		return v
-	}
-	return DeepCopy(v)
-}
-
-// exact is exactEqual[V]().
-func (b *Batch[K, V]) exact() bool {
-	return b.plain != plainNone || exactEqual[V]()
-}
-
 // add notes one write of the batch.
 func (b *Batch[K, V]) add(c change[K, V]) {
 	b.note(c.silent)
@@ -227,7 +214,7 @@ func (b *Batch[K, V]) live() {
 // rules as Map.Store.
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
-	value = b.copy(value)
+	value = copyAs(b.plain, value)
 	if !b.group {
 		b.storeHashed(key, hamt.Hash(key), value)
 		return
@@ -252,7 +239,7 @@ func (b *Batch[K, V]) storeHashed(key K, h uint64, value V) {
 	b.txn.SetHashedUnless(key, h, value, func(old V) bool {
 		c.old, c.hadOld = old, true
 		if equalAs(b.plain, old, value) {
-			if b.exact() {
+			if exactAs[V](b.plain) {
 				skip = true // nobody could tell the two apart
 				return true
 			}
@@ -295,13 +282,13 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 				v = hamt.PutValue[V](&p.puts[at]) // as this batch has it
 			}
 		}
-		return b.copy(v), true
+		return copyAs(b.plain, v), true
 	}
 	v, ok := b.txn.Get(key)
 	if !ok {
 		return v, false
 	}
-	return b.copy(v), true
+	return copyAs(b.plain, v), true
 }
 
 // Len returns the number of entries as the batch has it so far.
@@ -395,7 +382,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			b.Delete(k)
 		}
 	}
-	exact := b.exact()
+	exact := exactAs[V](b.plain)
 	for k, v := range entries {
 		h := hamt.Hash(k)
 		var (
@@ -413,7 +400,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		if silent && exact {
 			continue
 		}
-		v = b.copy(v)
+		v = copyAs(b.plain, v)
 		ch := change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent}
 		if b.put != nil {
 			if put, inPlace := c.Put(v); inPlace {

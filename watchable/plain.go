@@ -54,7 +54,12 @@ func plainKindOf[V any]() uint32 {
 
 // copyValue is DeepCopy(v).
 func (m *Map[K, V]) copyValue(v V) V {
-	if m.plain() != plainNone {
+	return copyAs(m.plain(), v)
+}
+
+// copyAs is DeepCopy(v) for values whose plain kind is p.
+func copyAs[V any](p uint32, v V) V {
+	if p != plainNone {
 		return v
 	}
 	return DeepCopy(v)
@@ -80,5 +85,10 @@ func equalAs[V any](p uint32, a, b V) bool {
 
 // exact is exactEqual[V]().
 func (m *Map[K, V]) exact() bool {
-	return m.plain() != plainNone || exactEqual[V]()
+	return exactAs[V](m.plain())
+}
+
+// exactAs is exactEqual[V]() for values whose plain kind is p.
+func exactAs[V any](p uint32) bool {
+	return p != plainNone || exactEqual[V]()
 }
