@@ -137,8 +137,14 @@ func (v *version[K, V]) begin(in intent) bool {
 	return v.state.CompareAndSwap(s, s|statusChanging)
 }
 
-// applyMany makes the stores of a change announced with statusMany.
+// applyMany makes the stores of a change announced with statusMany: a
+// map of words without pointers makes them all in one loop (storeWords),
+// others one Put.apply each.
 func (v *version[K, V]) applyMany() {
+	if v.shape == shapeWord {
+		storeWords(*v.many)
+		return
+	}
 	for i := range *v.many {
 		(*v.many)[i].apply()
 	}

@@ -11,7 +11,8 @@ import (
 // the value of an entry when it fits in one machine word. Every access to
 // them that can race with such a store goes through the functions below,
 // which are plain moves on the usual platforms but tell the compiler and the
-// race detector what is going on.
+// race detector what is going on. (One exception: the many stores of a
+// batch of word overwrites are made in assembly on amd64; see storeWords.)
 
 // shape says whether values of a type can be replaced with a single atomic
 // store.
