@@ -27,8 +27,8 @@ const putWordsChunk = 1 << 12
 // (version.freeze) stores the same values, so the order in which the two
 // land does not matter.
 //
-// Elsewhere, and under the race detector so that it sees every store,
-// releaseWords is a loop of atomic.StoreUint64.
+// Elsewhere, with the purego build tag, and under the race detector (so
+// that it sees every store), releaseWords is a loop of atomic.StoreUint64.
 func storeWords(puts []Put) {
 	for len(puts) > 0 {
 		n := min(len(puts), putWordsChunk)
