@@ -64,4 +64,13 @@
 // before being changed. Commit retires the id, after which no Txn can ever
 // edit those nodes, so the committed Map is as immutable as one built with
 // Set; a Live map that applies the Txn makes the id its new version's epoch.
+//
+// Txn.Fill builds the trie of an empty Txn from many entries at once,
+// sorting them by hash one level at a time and allocating each node once,
+// at its final size, just before the nodes below it. Besides doing without
+// the copies and regrown nodes of one Set after another, this lays the
+// nodes out in memory roughly in the order All visits them: in a map too
+// large for the caches, a walk then reads memory that lies close together
+// instead of jumping across the heap, which is what made All at a million
+// entries two and a half times slower than on a filled map.
 package hamt
