@@ -1,6 +1,10 @@
 package watchable
 
-import "github.com/switchyard-go/switchyard/watchable/internal/hamt"
+import (
+	"slices"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
+)
 
 // Batch collects writes that a Map applies atomically: subscribers see all
 // of them in one snapshot, at one new revision, or none of them. A Batch is
@@ -20,6 +24,15 @@ type Batch[K comparable, V any] struct {
 	// stayed unchanged, and the batch goes on as a copying one.
 	put  *putBatch[K, V]
 	done bool
+	// filling is true while the batch fills an empty map and has made
+	// nothing but Stores: they are kept in fill, with their keys' hashes,
+	// and the trie is built from all of them at once (hamt's Txn.Fill)
+	// when the batch commits, or first loads, counts or deletes. Built so,
+	// a large map is made several times faster than by one Set after the
+	// other, and its nodes lie in memory in the order State.All reads
+	// them. While filling, changes[i] (when record) is fill[i]'s.
+	filling bool
+	fill    []hamt.Item[K, V]
 	// record reports that the map has subscribers to tell what changed;
 	// without them, the batch only notes whether anything changed at all
 	// (dirty) and whether it makes a new revision (effective).
@@ -140,6 +153,7 @@ func (b *Batch[K, V]) toTxn() {
 // its memory is read. Load, Len, Delete and the commit flush first, so
 // they see every Store made before them.
 func (b *Batch[K, V]) flush() {
+	b.endFill()
 	n := len(b.pending)
 	if n == 0 {
 		return
@@ -187,6 +201,50 @@ func (b *Batch[K, V]) flushPuts(hs []uint64) int {
 	return len(hs)
 }
 
+// endFill ends filling: the trie is built from the Stores kept. A key
+// stored again is told to subscribers as a Store over the value it had, and
+// is kept as Store would keep it (see storeHashed).
+func (b *Batch[K, V]) endFill() {
+	if !b.filling {
+		return
+	}
+	b.filling = false
+	var drop []int // Stores that kept the value held: nobody is told of them
+	b.txn.Fill(b.fill, func(held, later int) bool {
+		old, v := b.fill[held].Val, b.fill[later].Val
+		silent := false
+		if equalAs(b.plain, old, v) {
+			if exactAs[V](b.plain) {
+				if b.record {
+					drop = append(drop, later)
+				}
+				return true
+			}
+			silent = true
+		}
+		if b.record {
+			c := &b.changes[later]
+			c.old, c.hadOld, c.silent = old, true, silent
+		}
+		return false
+	})
+	clear(b.fill) // keep no value alive
+	b.fill = nil
+	if len(drop) > 0 {
+		slices.Sort(drop)
+		kept := b.changes[:drop[0]]
+		for i, d := range drop {
+			end := len(b.changes)
+			if i+1 < len(drop) {
+				end = drop[i+1]
+			}
+			kept = append(kept, b.changes[d+1:end]...)
+		}
+		clear(b.changes[len(kept):])
+		b.changes = kept
+	}
+}
+
 // add notes one write of the batch.
 func (b *Batch[K, V]) add(c change[K, V]) {
 	b.note(c.silent)
@@ -215,6 +273,17 @@ func (b *Batch[K, V]) live() {
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
 	value = copyAs(b.plain, value)
+	if b.filling {
+		h := hamt.Hash(key)
+		if len(b.fill) == cap(b.fill) {
+			// Doubling: append grows large slices by a quarter, and a
+			// million Stores copied the array over five times its size.
+			b.fill = append(make([]hamt.Item[K, V], 0, max(16, 2*cap(b.fill))), b.fill...)
+		}
+		b.fill = append(b.fill, hamt.Item[K, V]{Key: key, Hash: h, Val: value})
+		b.add(change[K, V]{key: key, hash: h, new: value, hasNew: true})
+		return
+	}
 	if !b.group {
 		b.storeHashed(key, hamt.Hash(key), value)
 		return
@@ -317,6 +386,14 @@ func (b *Batch[K, V]) Len() int {
 // it touches once; one that starts in place and then inserts, deletes or
 // meets a key in a part of the map a State still shares goes on copying
 // from there, and what it copies is the map's own again for the next one.
+//
+// A batch into an empty map (a provider's first load) keeps its Stores
+// until it commits, or until it first calls Load, Len or Delete, and then
+// builds the map from all of them at once: three to five times faster
+// than one Store after another for large batches, with about a third of
+// the allocation, and laid out in memory so that State().All() of a
+// large map is faster too (docs/design.md). Replace into an empty map does
+// the same.
 func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -336,7 +413,9 @@ func (m *Map[K, V]) newBatch(group bool) *Batch[K, V] {
 		}
 		b.pending = m.pending
 	}
-	if hamt.CanPut[V]() && m.live.InPlace() {
+	if m.live.Len() == 0 {
+		b.filling = true
+	} else if hamt.CanPut[V]() && m.live.InPlace() {
 		if m.puts == nil {
 			m.puts = &putBatch[K, V]{live: &m.live}
 		}
@@ -349,7 +428,9 @@ func (m *Map[K, V]) newBatch(group bool) *Batch[K, V] {
 // next one.
 func (b *Batch[K, V]) end() {
 	b.done = true
-	clear(b.pending) // keep no value alive
+	clear(b.fill) // keep no value alive
+	b.fill = nil
+	clear(b.pending)
 	b.pending = nil
 	if b.put != nil { // not committed in place
 		b.put.reset(true)
@@ -402,6 +483,11 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		}
 		v = copyAs(b.plain, v)
 		ch := change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent}
+		if b.filling { // the map is empty: its trie is built at once
+			b.fill = append(b.fill, hamt.Item[K, V]{Key: k, Hash: h, Val: v})
+			b.add(ch)
+			continue
+		}
 		if b.put != nil {
 			if put, inPlace := c.Put(v); inPlace {
 				// Keys are unique here: no index needed, and no Load asks.

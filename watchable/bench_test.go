@@ -198,6 +198,46 @@ func BenchmarkSmallBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkFill measures a provider's first load: a Batch of n Stores of
+// distinct keys into an empty map, which builds the trie at once (see
+// Batch.filling), and walking the map it made (State().All()), whose
+// speed depends on how its nodes lie in memory.
+func BenchmarkFill(b *testing.B) {
+	for _, n := range []int{10, 1000, 100_000, 1_000_000} {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("ns-%d/svc-%06d", i%20, i)
+		}
+		fill := func() *watchable.Map[string, int] {
+			m := new(watchable.Map[string, int])
+			m.Batch(func(tx *watchable.Batch[string, int]) {
+				for i, k := range keys {
+					tx.Store(k, i)
+				}
+			})
+			return m
+		}
+		b.Run(fmt.Sprintf("op=batch/N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				fill()
+			}
+		})
+		b.Run(fmt.Sprintf("op=all/N=%d", n), func(b *testing.B) {
+			m := fill()
+			sum := 0
+			for b.Loop() {
+				for _, v := range m.State().All() {
+					sum += v
+				}
+			}
+			if sum < 0 {
+				b.Fatal("negative sum")
+			}
+		})
+	}
+}
+
 type bigValue struct {
 	A [31]int
 	S string
