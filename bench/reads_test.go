@@ -70,24 +70,56 @@ func BenchmarkState(b *testing.B) {
 // BenchmarkRange measures reading every entry of a map of N integers once:
 // switchyard's State().All(), against the floor's range over its Go map
 // (under its lock). The peer has no way to range without copying.
+//
+// How switchyard's map was made shows here, and nowhere else as much: with
+// fill=batch it was filled by one Batch, as every scenario's map is (see
+// filled), which lays its nodes out in about the order All visits them;
+// with fill=stores by one Store after another, which scatters them over
+// the heap, as a map long churned by Stores ends up. The floor's map is
+// filled by one Store after another either way.
 func BenchmarkRange(b *testing.B) {
 	ns := sizes(b)
 	forLibs(b, []string{libNames[0], floorName}, func(b *testing.B, lib string) {
-		readMatrix(b, lib, ints, ns, func(b *testing.B, m kv[int], keys []string) {
-			sum := 0
-			for range b.N {
-				switch m := m.(type) {
-				case *ours[int]:
-					for _, v := range m.m.State().All() {
-						sum += v
+		b.Run("val="+ints.name, func(b *testing.B) {
+			for _, n := range ns {
+				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+					for _, how := range []string{"batch", "stores"} {
+						b.Run("fill="+how, func(b *testing.B) {
+							m := filled(lib, ints, n)
+							if how == "stores" && lib != floorName {
+								dropFilled()
+								o := newKV[int](lib)
+								defer o.Close()
+								for i, k := range keysFor(n) {
+									o.Store(k, ints.make(i, 0))
+								}
+								m = o
+							}
+							b.ReportAllocs()
+							b.ResetTimer()
+							rangeOver(b, m)
+						})
 					}
-				case *floor[int]:
-					m.Range(func(_ string, v int) { sum += v })
-				}
+				})
 			}
-			sinkInt += sum
 		})
 	})
+}
+
+// rangeOver reads every entry of m b.N times.
+func rangeOver(b *testing.B, m kv[int]) {
+	sum := 0
+	for range b.N {
+		switch m := m.(type) {
+		case *ours[int]:
+			for _, v := range m.m.State().All() {
+				sum += v
+			}
+		case *floor[int]:
+			m.Range(func(_ string, v int) { sum += v })
+		}
+	}
+	sinkInt += sum
 }
 
 var sinkInt int
