@@ -209,3 +209,32 @@ func TestReplaceOfAnEmptyMap(t *testing.T) {
 		t.Fatalf("Revision = %d; want 1", m.Revision())
 	}
 }
+
+// TestBatchIntoAnEmptyMapPanicAppliesNothing panics after many Stores into
+// an empty map: the map stays empty, and the next batch fills it.
+func TestBatchIntoAnEmptyMapPanicAppliesNothing(t *testing.T) {
+	var m watchable.Map[int, int]
+	sub := m.Subscribe(t.Context())
+	next(t, sub)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the batch's panic did not propagate")
+			}
+		}()
+		m.Batch(func(b *watchable.Batch[int, int]) {
+			for i := range 1000 {
+				b.Store(i, i)
+			}
+			panic("no")
+		})
+	}()
+	if m.Len() != 0 || m.Revision() != 0 {
+		t.Fatalf("after a batch that panicked: Len %d, revision %d; want 0, 0", m.Len(), m.Revision())
+	}
+	nothingPending(t, sub)
+	m.Batch(func(b *watchable.Batch[int, int]) { b.Store(1, 1) })
+	if s := next(t, sub); len(s.Updates) != 1 || s.Updates[0].Key != 1 || s.State.Len() != 1 {
+		t.Fatalf("the next batch's snapshot = %+v; want key 1 alone", s)
+	}
+}
