@@ -232,17 +232,28 @@ func (b *Batch[K, V]) endFill() {
 	b.fill = nil
 	if len(drop) > 0 {
 		slices.Sort(drop)
-		kept := b.changes[:drop[0]]
-		for i, d := range drop {
-			end := len(b.changes)
-			if i+1 < len(drop) {
-				end = drop[i+1]
+		kept := b.changes[:0]
+		for i, c := range b.changes {
+			if len(drop) > 0 && drop[0] == i {
+				drop = drop[1:]
+				continue
 			}
-			kept = append(kept, b.changes[d+1:end]...)
+			kept = append(kept, c)
 		}
 		clear(b.changes[len(kept):])
 		b.changes = kept
 	}
+}
+
+// hold keeps a Store of a filling batch, whose change is c, for endFill.
+func (b *Batch[K, V]) hold(c change[K, V]) {
+	if len(b.fill) == cap(b.fill) {
+		// Doubling: append grows large slices by a quarter, and a
+		// million Stores copied the array over five times its size.
+		b.fill = append(make([]hamt.Item[K, V], 0, max(16, 2*cap(b.fill))), b.fill...)
+	}
+	b.fill = append(b.fill, hamt.Item[K, V]{Key: c.key, Hash: c.hash, Val: c.new})
+	b.add(c)
 }
 
 // add notes one write of the batch.
@@ -274,14 +285,7 @@ func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
 	value = copyAs(b.plain, value)
 	if b.filling {
-		h := hamt.Hash(key)
-		if len(b.fill) == cap(b.fill) {
-			// Doubling: append grows large slices by a quarter, and a
-			// million Stores copied the array over five times its size.
-			b.fill = append(make([]hamt.Item[K, V], 0, max(16, 2*cap(b.fill))), b.fill...)
-		}
-		b.fill = append(b.fill, hamt.Item[K, V]{Key: key, Hash: h, Val: value})
-		b.add(change[K, V]{key: key, hash: h, new: value, hasNew: true})
+		b.hold(change[K, V]{key: key, hash: hamt.Hash(key), new: value, hasNew: true})
 		return
 	}
 	if !b.group {
@@ -458,6 +462,9 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 	cur := m.live.Peek()
 	b := m.newBatch(false)
 	defer b.end()
+	if b.filling {
+		b.fill = make([]hamt.Item[K, V], 0, len(entries))
+	}
 	for k := range cur.All() {
 		if _, keep := entries[k]; !keep {
 			b.Delete(k)
@@ -484,8 +491,7 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		v = copyAs(b.plain, v)
 		ch := change[K, V]{key: k, hash: h, old: old, hadOld: ok, new: v, hasNew: true, silent: silent}
 		if b.filling { // the map is empty: its trie is built at once
-			b.fill = append(b.fill, hamt.Item[K, V]{Key: k, Hash: h, Val: v})
-			b.add(ch)
+			b.hold(ch)
 			continue
 		}
 		if b.put != nil {
