@@ -3,6 +3,7 @@ package watchable
 import (
 	"context"
 	"slices"
+	"unsafe"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
@@ -190,11 +191,22 @@ func (s *subscription[K, V]) open() {
 			if s.first {
 				s.last = 0 // it listed every entry: no guide to the next
 			} else {
-				s.last = min(len(s.updates), maxReusedIndex)
+				// A peak that decays: a subscriber whose windows
+				// alternate between a key and hundreds (one that is
+				// scheduled in bursts) sizes for the hundreds.
+				s.last = min(max(len(s.updates), s.last-s.last/4), maxReusedIndex)
 			}
 			s.first = false
 			s.always = false
-			s.updates = nil
+			// The next window starts in the rest of the chunk the last
+			// one used (see chunked): the reader's slice ends where this
+			// one begins. The rest of a large window's chunk (the first
+			// snapshot's, grown by a write) is not kept for the next.
+			if rest := s.updates[len(s.updates):]; cap(rest) <= 2*maxReusedIndex {
+				s.updates = rest
+			} else {
+				s.updates = nil
+			}
 			s.indexed = true
 			// An index or a befores slice that once held a large window
 			// (typically the whole first snapshot) is dropped rather than
@@ -236,6 +248,31 @@ func grown[T any](s []T, hint int) []T {
 		n = max(n, hint-len(s))
 	}
 	return slices.Grow(s, n)
+}
+
+// chunkBytes is the least memory a subscription's new chunk of updates
+// takes, unless one update is larger.
+const chunkBytes = 1024
+
+// chunked returns a window's updates with room for one more. The windows of
+// a subscription follow one another in a chunk: the reader gets its window
+// with no spare capacity (so appending to it copies), and the next window
+// starts after it. A window that fills its chunk moves to a new one, of
+// twice its length, twice hint (see grown), or chunkBytes, whichever is
+// largest: a subscriber that reads every write allocates once per 32
+// writes of string keys and pointer values rather than once per write, and
+// one that reads every hundred allocates about once per window, not the
+// seven times doubling from one would. A snapshot the reader keeps keeps
+// its chunk, at most twice the largest recent window or chunkBytes.
+func chunked[T any](s []T, hint int) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	var zero T
+	least := chunkBytes / max(int(unsafe.Sizeof(zero)), 1)
+	out := make([]T, len(s), max(least, 2*len(s), 2*hint, 1))
+	copy(out, s)
+	return out
 }
 
 // buildIndex indexes the window's keys by position.
@@ -310,7 +347,7 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 		// Untouched since the previous snapshot, so the subscriber saw the
 		// value from just before this change.
 		pos = len(s.updates)
-		s.updates = append(grown(s.updates, s.last), Update[K, V]{Key: c.key})
+		s.updates = append(chunked(s.updates, s.last), Update[K, V]{Key: c.key})
 		s.befores = append(grown(s.befores, s.last), before[V]{val: prev, had: hadPrev, hash: c.hash})
 		switch {
 		case s.index.n > 0:
@@ -374,7 +411,8 @@ func (s *subscription[K, V]) flush(rev uint64, always bool) {
 		s.sealed = s.m.live.Seal()
 		view = s.sealed.Map
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
+	n := len(s.updates)
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates[:n:n], Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 

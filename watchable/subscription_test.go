@@ -2,7 +2,9 @@ package watchable_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -439,6 +441,61 @@ func TestReplaceCopiesValues(t *testing.T) {
 	m.Replace(map[string]*item{"a": {Name: "a", Tags: []string{"x"}}, "b": {Name: "b"}})
 	if m.Revision() != rev {
 		t.Fatalf("Replace with deep-equal values made revision %d; want %d", m.Revision(), rev)
+	}
+}
+
+// A subscription's windows share a chunk of memory, one after the other:
+// what a reader does with its Updates, appending included, must not reach
+// the windows that follow, nor they it.
+func TestUpdatesBelongToTheReader(t *testing.T) {
+	var m watchable.Map[string, int]
+	ch := m.Subscribe(t.Context())
+	next(t, ch)
+	m.Store("a", 1)
+	s1 := next(t, ch)
+	mine := append(s1.Updates, watchable.Update[string, int]{Key: "x", Value: 99})
+	mine[0].Value = 100
+	for i := range 3 {
+		m.Store("b", i)
+		m.Store(fmt.Sprint("c", i), i)
+		s := next(t, ch)
+		want := []watchable.Update[string, int]{{Key: "b", Value: i}, {Key: fmt.Sprint("c", i), Value: i}}
+		if !slices.Equal(s.Updates, want) {
+			t.Fatalf("window %d: Updates = %v; want %v", i, s.Updates, want)
+		}
+	}
+	if want := []watchable.Update[string, int]{{Key: "a", Value: 1}}; !slices.Equal(s1.Updates, want) {
+		t.Errorf("the first window became %v; want %v", s1.Updates, want)
+	}
+	if want := []watchable.Update[string, int]{{Key: "a", Value: 100}, {Key: "x", Value: 99}}; !slices.Equal(mine, want) {
+		t.Errorf("the reader's own slice became %v; want %v", mine, want)
+	}
+}
+
+// A subscriber that reads every write costs the writer no allocation of its
+// own: the windows take turns in a chunk rather than a slice each. What a
+// Store allocates while the subscriber holds every version is what it
+// allocates while a State does.
+func TestKeptUpSubscriberAllocatesNoWindow(t *testing.T) {
+	var m watchable.Map[int, int]
+	for i := range 4 {
+		m.Store(i, i)
+	}
+	ch := m.Subscribe(t.Context())
+	next(t, ch)
+	i := 0
+	frozen := testing.AllocsPerRun(1000, func() {
+		i++
+		m.Store(i%4, -i)
+		_ = m.State()
+	})
+	read := testing.AllocsPerRun(1000, func() {
+		i++
+		m.Store(i%4, -i)
+		<-ch
+	})
+	if read > frozen {
+		t.Errorf("a Store read by a subscriber allocates %v times; one that a State freezes, %v", read, frozen)
 	}
 }
 

@@ -35,7 +35,7 @@ type Snapshot[K comparable, V any] struct {
 	// one.
 	//
 	// The slice belongs to the reader: the map never touches it after
-	// delivery.
+	// delivery. It has no spare capacity, so appending to it copies.
 	Updates []Update[K, V]
 
 	// Revision is the map's revision that State reflects. It grows by one for
