@@ -98,7 +98,8 @@ func (s *subscription[K, V]) start(rev uint64) {
 // changes into its Updates and puts the merged snapshot back, so the reader
 // always finds at most one, the newest. Taking it back is what makes the
 // window's Updates slice the writer's again; once the reader has it, the
-// writer starts a fresh slice and never touches the old one.
+// writer never touches it again, and the next window starts after it in
+// the same chunk (see chunked).
 type subscription[K comparable, V any] struct {
 	// The fields a write to a keyed subscription's key uses come first, so
 	// that with thousands of subscriptions, whose structs are cold, a write
@@ -411,8 +412,11 @@ func (s *subscription[K, V]) flush(rev uint64, always bool) {
 		s.sealed = s.m.live.Seal()
 		view = s.sealed.Map
 	}
-	n := len(s.updates)
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates[:n:n], Revision: rev, Initialized: !s.m.uninitialized}
+	var updates []Update[K, V] // none: nil, holding no chunk alive
+	if n := len(s.updates); n > 0 {
+		updates = s.updates[:n:n]
+	}
+	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 
