@@ -16,9 +16,19 @@ import (
 // of 0, 1 and 8 at every N; protos S of 0 and 8 up to N=100,000, and S=0
 // beyond. N=1,000,000 runs only when -sizes asks for it, and the peer is
 // skipped there with subscribers: each of its Stores would copy the whole
-// map per subscriber.
+// map per subscriber. With -gccycles the Stores are timed over whole
+// garbage-collection cycles (cycles_test.go); the report does so for the
+// Kubernetes-style values.
 func BenchmarkStore(b *testing.B) {
 	ns := sizes(b)
+	for _, n := range ns {
+		// Every size's keys exist before the first scenario runs, so that
+		// each scenario, whichever comes first, collects garbage against the
+		// same heap besides its map: at N=100 the first one ran with a
+		// smaller heap, and so with three times the collections, of the
+		// floor that came after it.
+		keysFor(n)
+	}
 	forLibs(b, withFloor, func(b *testing.B, lib string) {
 		ss, few, ptr := subscriberCounts(), []int{0, 8}, []int{0, 1, 8}
 		if lib == floorName {
@@ -56,6 +66,10 @@ func benchStore[V any](b *testing.B, m kv[V], vk valueKind[V], n, s int) {
 	keys, ring := keysFor(n), vk.ring()
 	stop := subscribers(m, s, nil)
 	defer stop()
+	if *gcCyclesFlag > 0 {
+		storeCycles(b, m, keys, ring, *gcCyclesFlag)
+		return
+	}
 	first := ops(m, b.N)
 
 	b.ReportAllocs()

@@ -115,6 +115,8 @@ var sections = []section{
 		title: "Store",
 		about: "The publisher's cost of one Store into a map of N entries while S subscribers read every snapshot as fast as they can; " +
 			"the keys are cycled over the whole map, so at large N every Store meets cold memory. " +
+			"Kubernetes-style values are timed over whole garbage-collection cycles (-gccycles, bench/cycles_test.go), so that each Store pays its share of the collection its garbage causes, as in a writer that keeps writing; " +
+			"their iteration count is the least number of Stores, and the figures are per Store of the span. " +
 			"B/op and allocs/op count every goroutine, so they include the peer's per-subscriber copies of the map. " +
 			"**floor** is a Go map under a mutex storing the same deep-copied value, without subscribers (bench/lib.go): " +
 			"÷ floor divides ours by it, at any S: for Kubernetes-style values both run in one invocation, seconds apart; " +
@@ -241,7 +243,8 @@ func writeReport(w io.Writer, t *table, solo []result, e env) {
 	}
 
 	p("## How these figures were taken\n\n")
-	p("Every run has a fixed iteration count, so every report does the same work. " +
+	p("Every run has a fixed iteration count, so every report does the same work; " +
+		"a run with -gccycles=K goes on past its count to the end of the K-th garbage-collection cycle, starting where one ends, and reports per Store of that span. " +
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
 		"(N=10,000 and N=100,000, and LoadAll at large N); its per-op figures are averages over those iterations all the same. " +
 		"Where a run takes several samples (-count), the tables show their median (for p50 and p99, the median of the samples' percentiles). " +

@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"flag"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+var gcCyclesFlag = flag.Int("gccycles", 0,
+	"when above 0, BenchmarkStore times whole garbage-collection cycles: at least b.N Stores, from the end of one cycle to the end of the gccycles-th after it or later, and reports ns/op, B/op and allocs/op per Store of that span")
+
+// Why whole cycles: a Store's cost includes collecting the garbage it
+// leaves, and the collector runs once per heap's worth of allocation.
+// testing forces a collection before each run, so a window of Stores that
+// allocates less than the live heap meets no collection at all: at N=100,000
+// and beyond, 20,000 Stores of the k8s value never did, and the figures
+// measured Stores without their collection, for every library alike.
+// Stretching the window over several cycles, and starting and ending it
+// where a cycle ends, charges each Store its share of marking and sweeping,
+// whatever the heap's size: the steady state of a writer that keeps
+// writing.
+
+// pollEvery is how many Stores storeCycles makes between looks at the
+// collector: the look costs a fraction of one Store.
+const pollEvery = 32
+
+// storeCycles gives up, failing the benchmark, after this many Stores or
+// this long: a scenario that allocates too little to finish its cycles
+// would otherwise run on.
+const (
+	cycleStoreLimit = 50_000_000
+	cycleTimeLimit  = 3 * time.Minute
+)
+
+var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+
+// gcCount returns how many collection cycles have completed.
+func gcCount() uint64 {
+	metrics.Read(gcSample)
+	return gcSample[0].Value.Uint64()
+}
+
+// storeCycles is benchStore's loop under -gccycles: untimed Stores until a
+// collection cycle ends, then timed Stores until at least b.N are done and
+// at least cycles more cycles have ended, stopping where the last one
+// ends. It reports the span's time, bytes and allocations per Store, which
+// replace the per-b.N figures of testing, and the span's Stores and cycles.
+//
+// A run with b.N of 1 is testing's probe before the real run (or
+// -benchtime 1x, which measures nothing useful here): it makes one plain
+// Store rather than spending cycles on it.
+func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles int) {
+	n := len(keys)
+	first := ops(m, 0)
+	if b.N == 1 {
+		m.Store(keys[first%n], ring[first%ringSize])
+		ops(m, 1)
+		return
+	}
+	i := first
+	began := time.Now()
+	stores := func() {
+		for range pollEvery {
+			m.Store(keys[i%n], ring[i%ringSize])
+			i++
+		}
+		if i-first > cycleStoreLimit || time.Since(began) > cycleTimeLimit {
+			b.Fatalf("-gccycles %d: %d Stores in %v did not finish the collection cycles: the scenario allocates too little for -gccycles", cycles, i-first, time.Since(began).Round(time.Second))
+		}
+	}
+	defer func() { ops(m, i-first) }() // the next scenario's writes go on from i
+
+	for c := gcCount(); gcCount() == c; {
+		stores()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	start, timed := gcCount(), i
+	b.ResetTimer()
+	for last := start; ; {
+		stores()
+		c := gcCount()
+		if i-timed >= b.N && c >= start+uint64(cycles) && c != last {
+			break
+		}
+		last = c
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+
+	done := float64(i - timed)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/done, "ns/op")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/done, "B/op")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/done, "allocs/op")
+	b.ReportMetric(done, "stores")
+	b.ReportMetric(float64(gcCount()-start), "gc-cycles")
+}
+
+// TestStoreCyclesSpansWholeCycles checks storeCycles' accounting: the span
+// holds at least b.N Stores and the cycles asked for, and its time per
+// Store is the span's time over its Stores, not over b.N.
+func TestStoreCyclesSpansWholeCycles(t *testing.T) {
+	const n, cycles = 100, 2
+	m := newKV[*Service](floorName)
+	defer m.Close()
+	fill(m, keysFor(n), services)
+	// A b.N far below a cycle's worth of Stores, so that the cycles decide
+	// where the span ends.
+	old := flag.Lookup("test.benchtime").Value.String()
+	if err := flag.Set("test.benchtime", "200x"); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("test.benchtime", old)
+	r := testing.Benchmark(func(b *testing.B) {
+		storeCycles(b, m, keysFor(n), services.ring(), cycles)
+	})
+	if r.N != 200 {
+		t.Fatalf("testing.Benchmark ran b.N=%d; want 200, from -test.benchtime", r.N)
+	}
+	stores, done := r.Extra["stores"], r.Extra["gc-cycles"]
+	if stores <= float64(r.N) {
+		t.Errorf("the span held %v Stores; want more than b.N=%d, to finish its cycles", stores, r.N)
+	}
+	if done < cycles {
+		t.Errorf("the span held %v collection cycles; want at least %d", done, cycles)
+	}
+	perStore := float64(r.T.Nanoseconds()) / stores
+	if got := r.Extra["ns/op"]; got < perStore*0.99 || got > perStore*1.01 {
+		t.Errorf("ns/op is %v; want the span's %v over its %v Stores, %v", got, r.T, stores, perStore)
+	}
+	if got := r.Extra["B/op"]; got < 1000 {
+		t.Errorf("B/op is %v; want the deep copy of each Store's value, over a kilobyte", got)
+	}
+}
