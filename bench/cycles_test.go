@@ -42,38 +42,36 @@ func gcCount() uint64 {
 	return gcSample[0].Value.Uint64()
 }
 
-// storeCycles is benchStore's loop under -gccycles: untimed Stores until a
-// collection cycle ends, then timed Stores until at least b.N are done and
-// at least cycles more cycles have ended, stopping where the last one
-// ends. It reports the span's time, bytes and allocations per Store, which
-// replace the per-b.N figures of testing, and the span's Stores and cycles.
+// overCycles is the loop of a write benchmark under -gccycles: it calls
+// op with write indexes from first on, untimed until a collection cycle
+// ends, then timed until at least b.N writes are done and at least cycles
+// more cycles have ended, stopping where the last one ends. It reports the
+// span's time, bytes and allocations per write, which replace the per-b.N
+// figures of testing, and the span's writes and cycles, and returns the
+// index after the last write.
 //
 // A run with b.N of 1 is testing's probe before the real run (or
 // -benchtime 1x, which measures nothing useful here): it makes one plain
-// Store rather than spending cycles on it.
-func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles int) {
-	n := len(keys)
-	first := ops(m, 0)
-	if b.N == 1 {
-		m.Store(keys[first%n], ring[first%ringSize])
-		ops(m, 1)
-		return
-	}
+// write rather than spending cycles on it.
+func overCycles(b *testing.B, cycles, first int, op func(i int, timed bool)) (next int) {
 	i := first
+	if b.N == 1 {
+		op(i, true)
+		return i + 1
+	}
 	began := time.Now()
-	stores := func() {
+	run := func(timed bool) {
 		for range pollEvery {
-			m.Store(keys[i%n], ring[i%ringSize])
+			op(i, timed)
 			i++
 		}
 		if i-first > cycleStoreLimit || time.Since(began) > cycleTimeLimit {
-			b.Fatalf("-gccycles %d: %d Stores in %v did not finish the collection cycles: the scenario allocates too little for -gccycles", cycles, i-first, time.Since(began).Round(time.Second))
+			b.Fatalf("-gccycles %d: %d writes in %v did not finish the collection cycles: the scenario allocates too little for -gccycles", cycles, i-first, time.Since(began).Round(time.Second))
 		}
 	}
-	defer func() { ops(m, i-first) }() // the next scenario's writes go on from i
 
 	for c := gcCount(); gcCount() == c; {
-		stores()
+		run(false)
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -81,7 +79,7 @@ func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles i
 	start, timed := gcCount(), i
 	b.ResetTimer()
 	for last := start; ; {
-		stores()
+		run(true)
 		c := gcCount()
 		if i-timed >= b.N && c >= start+uint64(cycles) && c != last {
 			break
@@ -97,9 +95,20 @@ func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles i
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/done, "allocs/op")
 	b.ReportMetric(done, "stores")
 	b.ReportMetric(float64(gcCount()-start), "gc-cycles")
+	return i
 }
 
-// TestStoreCyclesSpansWholeCycles checks storeCycles' accounting: the span
+// storeCycles is benchStore's loop under -gccycles.
+func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles int) {
+	n := len(keys)
+	first := ops(m, 0)
+	next := overCycles(b, cycles, first, func(i int, _ bool) {
+		m.Store(keys[i%n], ring[i%ringSize])
+	})
+	ops(m, next-first) // the next scenario's writes go on from next
+}
+
+// TestStoreCyclesSpansWholeCycles checks overCycles' accounting: the span
 // holds at least b.N Stores and the cycles asked for, and its time per
 // Store is the span's time over its Stores, not over b.N.
 func TestStoreCyclesSpansWholeCycles(t *testing.T) {
