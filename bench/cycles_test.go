@@ -9,7 +9,7 @@ import (
 )
 
 var gcCyclesFlag = flag.Int("gccycles", 0,
-	"when above 0, BenchmarkStore times whole garbage-collection cycles: at least b.N Stores, from the end of one cycle to the end of the gccycles-th after it or later, and reports ns/op, B/op and allocs/op per Store of that span")
+	"when above 0, BenchmarkStore and BenchmarkLatency time whole garbage-collection cycles: at least b.N Stores, from the end of one cycle to the end of the gccycles-th after it or later, and report ns/op, B/op and allocs/op per Store of that span")
 
 // Why whole cycles: a Store's cost includes collecting the garbage it
 // leaves, and the collector runs once per heap's worth of allocation.
@@ -22,11 +22,11 @@ var gcCyclesFlag = flag.Int("gccycles", 0,
 // whatever the heap's size: the steady state of a writer that keeps
 // writing.
 
-// pollEvery is how many Stores storeCycles makes between looks at the
+// pollEvery is how many writes overCycles makes between looks at the
 // collector: the look costs a fraction of one Store.
 const pollEvery = 32
 
-// storeCycles gives up, failing the benchmark, after this many Stores or
+// overCycles gives up, failing the benchmark, after this many writes or
 // this long: a scenario that allocates too little to finish its cycles
 // would otherwise run on.
 const (

@@ -21,14 +21,6 @@ import (
 // Kubernetes-style values.
 func BenchmarkStore(b *testing.B) {
 	ns := sizes(b)
-	for _, n := range ns {
-		// Every size's keys exist before the first scenario runs, so that
-		// each scenario, whichever comes first, collects garbage against the
-		// same heap besides its map: at N=100 the first one ran with a
-		// smaller heap, and so with three times the collections, of the
-		// floor that came after it.
-		keysFor(n)
-	}
 	forLibs(b, withFloor, func(b *testing.B, lib string) {
 		ss, few, ptr := subscriberCounts(), []int{0, 8}, []int{0, 1, 8}
 		if lib == floorName {
