@@ -42,22 +42,25 @@ func gcCount() uint64 {
 	return gcSample[0].Value.Uint64()
 }
 
-// overCycles is the loop of a write benchmark under -gccycles: it calls
-// op with write indexes from first on, untimed until a collection cycle
+// overCycles is the loop of a write benchmark on m under -gccycles: it
+// calls op with m's next write indexes (see ops), untimed until a collection cycle
 // ends, then timed until at least b.N writes are done and at least cycles
 // more cycles have ended, stopping where the last one ends. It reports the
 // span's time, bytes and allocations per write, which replace the per-b.N
-// figures of testing, and the span's writes and cycles, and returns the
-// index after the last write.
+// figures of testing, and the span's writes and cycles, and reserves the
+// indexes it used on m, so that the next scenario's writes go on from there.
 //
 // A run with b.N of 1 is testing's probe before the real run (or
 // -benchtime 1x, which measures nothing useful here): it makes one plain
 // write rather than spending cycles on it.
-func overCycles(b *testing.B, cycles, first int, op func(i int, timed bool)) (next int) {
+func overCycles(b *testing.B, m any, cycles int, op func(i int, timed bool)) {
+	first := ops(m, 0)
 	i := first
+	defer func() { ops(m, i-first) }()
 	if b.N == 1 {
 		op(i, true)
-		return i + 1
+		i++
+		return
 	}
 	began := time.Now()
 	run := func(timed bool) {
@@ -95,17 +98,14 @@ func overCycles(b *testing.B, cycles, first int, op func(i int, timed bool)) (ne
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/done, "allocs/op")
 	b.ReportMetric(done, "stores")
 	b.ReportMetric(float64(gcCount()-start), "gc-cycles")
-	return i
 }
 
 // storeCycles is benchStore's loop under -gccycles.
 func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles int) {
 	n := len(keys)
-	first := ops(m, 0)
-	next := overCycles(b, cycles, first, func(i int, _ bool) {
+	overCycles(b, m, cycles, func(i int, _ bool) {
 		m.Store(keys[i%n], ring[i%ringSize])
 	})
-	ops(m, next-first) // the next scenario's writes go on from next
 }
 
 // TestStoreCyclesSpansWholeCycles checks overCycles' accounting: the span

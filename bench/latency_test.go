@@ -47,8 +47,7 @@ func benchLatency[V any](b *testing.B, m kv[V], vk valueKind[V], n int) {
 		// Sized for b.N; the span's writes past it grow the slice, about
 		// 16 bytes per write on the 2.5 kB of a k8s Store.
 		took := make([]time.Duration, 0, b.N)
-		first := ops(m, 0)
-		next := overCycles(b, *gcCyclesFlag, first, func(i int, timed bool) {
+		overCycles(b, m, *gcCyclesFlag, func(i int, timed bool) {
 			start := time.Now()
 			k, v := w.value(i)
 			w.expect(i)
@@ -58,7 +57,6 @@ func benchLatency[V any](b *testing.B, m kv[V], vk valueKind[V], n int) {
 				took = append(took, time.Since(start))
 			}
 		})
-		ops(m, next-first)
 		reportPercentiles(b, took)
 		return
 	}
