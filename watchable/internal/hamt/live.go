@@ -501,7 +501,7 @@ func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
 			repl = single(own, c.hash, e)
 		case c.found:
 			n := c.nodes[d]
-			if inPlace && n.owner == own && c.v.shape != shapeOther {
+			if inPlace && n.editsEntries(own) && c.v.shape != shapeOther {
 				in := intent{size: size, stamp: stamp}
 				p := unsafe.Pointer(&entryAt(n.ents, c.pos).val)
 				if c.v.shape == shapePointer {
@@ -515,10 +515,10 @@ func (c *Cursor[K, V]) Set(val V, stamp uint64) (added bool) {
 				}
 				continue // frozen meanwhile: copy instead
 			}
-			// A fresh copy (copyFor with an owner copies the entries too),
-			// changed before anyone can reach it.
-			repl = n.copyFor(own)
-			*entryAt(repl.ents, c.pos) = e
+			// A fresh copy with entries of its own, changed before anyone
+			// can reach it. (A node own edits but whose entries another
+			// version shares comes here too: readers may be reading it.)
+			repl = n.copiedWith(own, c.pos, e)
 		case uint(d)*bitsPerLevel >= hashBits:
 			repl = c.nodes[d].withCollisionAppended(own, e)
 		default:
@@ -579,7 +579,7 @@ func (c *Cursor[K, V]) link(repl *node[K, V], d int, inPlace bool, own uint64, s
 	for lvl := d - 1; lvl >= 0; lvl-- {
 		p := c.nodes[lvl]
 		j := index(p.nodeMap, bitpos(c.hash, uint(lvl)*bitsPerLevel))
-		if inPlace && p.owner == own {
+		if inPlace && p.edits(own) {
 			in := intent{Put: Put{slot: (*unsafe.Pointer)(unsafe.Pointer(childAt(p.kids, j))), ptr: unsafe.Pointer(repl)}, size: size, stamp: stamp}
 			if !c.v.begin(in) {
 				return false

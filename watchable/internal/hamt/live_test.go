@@ -362,3 +362,47 @@ func walk[V any](m Map[int, V], keyOf func(V) int) map[int]int {
 	}
 	return out
 }
+
+// TestLiveCopiedPathSharesEntries checks the sharing that keeps a copied
+// path small, and that it never lets a change reach a snapshot: the first
+// change after a Freeze copies the root, which then shares its entries
+// with the snapshot's root, and a later change to one of those entries,
+// though the root is now the writer's, gives it an array of its own.
+func TestLiveCopiedPathSharesEntries(t *testing.T) {
+	// Key 1 sits alone at the root; 2 and 34 share the root's slot 2 and
+	// so a child below it.
+	useHash(t, func(k int) uint64 { return uint64(k) })
+	var l Live[int, int]
+	for _, k := range []int{1, 2, 34} {
+		c := l.Find(k)
+		c.Set(k, uint64(k))
+	}
+	snap, stamp := l.Freeze()
+	if len(snap.root.entries()) != 1 || len(snap.root.children()) != 1 {
+		t.Fatalf("unexpected shape: %d entries and %d children at the root", len(snap.root.entries()), len(snap.root.children()))
+	}
+
+	c := l.Find(2)
+	c.Set(-2, stamp+1)
+	if root := l.Peek().root; root == snap.root || root.ents != snap.root.ents {
+		t.Fatalf("the copied root does not share the snapshot's entries (copied: %v)", root != snap.root)
+	}
+
+	c = l.Find(1)
+	c.Set(-1, stamp+2)
+	if l.Peek().root.ents == snap.root.ents {
+		t.Fatalf("a changed entry was written into the array the snapshot shares")
+	}
+	checkMap(t, snap, map[int]int{1: 1, 2: 2, 34: 34})
+	now, _ := l.Freeze()
+	checkMap(t, now, map[int]int{1: -1, 2: -2, 34: 34})
+
+	// With the root's entries its own again, the next change to them is
+	// made in place, as before any sharing.
+	c = l.Find(1)
+	c.Set(-10, stamp+3)
+	checkMap(t, now, map[int]int{1: -1, 2: -2, 34: 34})
+	if got, _ := l.Get(1); got != -10 {
+		t.Fatalf("Get(1) = %d after the last change, want -10", got)
+	}
+}

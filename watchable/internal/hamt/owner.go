@@ -8,15 +8,31 @@ var owners atomic.Uint64
 
 func newOwner() uint64 { return owners.Add(1) }
 
-// edits reports whether own may edit n in place: own is a live Txn that
-// created n. Changes that add or remove a slot build a new node anyway.
+// sharedEntries marks, in a node's owner, that the node shares its entries
+// array with a node of another version: its owner may change its children
+// in place, but must give it an array of its own before changing an entry.
+// Owner ids are issued from one and never reach this bit.
+const sharedEntries uint64 = 1 << 63
+
+// edits reports whether own may edit n's children in place: own is a live
+// Txn (or a Live map's epoch) that created n. Changes that add or remove a
+// slot build a new node anyway.
 func (n *node[K, V]) edits(own uint64) bool {
+	return own != 0 && n.owner&^sharedEntries == own
+}
+
+// editsEntries reports whether own may also edit n's entries in place: it
+// edits n, and n's entries array is n's alone.
+func (n *node[K, V]) editsEntries(own uint64) bool {
 	return own != 0 && n.owner == own
 }
 
 // copyFor returns a copy of n tagged with own. The copy gets its own
-// children array (allocated with it, see newNode) and, when own is not
-// zero, its own entries array: a node own may edit must not share one.
+// children array (allocated with it, see newNode). A leaf's entries are
+// copied with it; an inner node's entries array stays shared, and the copy
+// is marked sharedEntries, so that copying the path above a changed node
+// copies no entries (at a million entries they were half the bytes of a
+// path copy): a change to one of them copies the array then (withEntry).
 func (n *node[K, V]) copyFor(own uint64) *node[K, V] {
 	es, kids := n.entries(), n.children()
 	if len(kids) == 0 {
@@ -27,10 +43,11 @@ func (n *node[K, V]) copyFor(own uint64) *node[K, V] {
 		}
 		return build(own, n.dataMap, n.nodeMap, es, nil) // a leaf: entries copied with it
 	}
-	if own != 0 && len(es) > 0 {
-		es = copyEntries(make([]entry[K, V], 0, len(es)), es)
+	c := build(own, n.dataMap, n.nodeMap, es, kids)
+	if len(es) > 0 {
+		c.owner |= sharedEntries
 	}
-	return build(own, n.dataMap, n.nodeMap, es, kids)
+	return c
 }
 
 // build allocates a node tagged with own with the given bitmaps, entries
@@ -57,19 +74,36 @@ func build[K comparable, V any](own uint64, dataMap, nodeMap uint32, es []entry[
 }
 
 // withEntry returns n with entry i replaced by e: n itself if own may edit
-// it, otherwise a copy.
+// it, otherwise a copy (see copiedWith).
 func (n *node[K, V]) withEntry(own uint64, i int, e entry[K, V]) *node[K, V] {
-	c := n
 	if !n.edits(own) {
-		c = n.copyFor(own)
-		if c.ents == n.ents {
-			// A plain copy of a node with children shares the entries
-			// array; this change needs its own.
-			c.setEntries(copyEntries(make([]entry[K, V], 0, len(n.entries())), n.entries()))
-		}
+		return n.copiedWith(own, i, e)
+	}
+	if !n.editsEntries(own) {
+		// Own children, shared entries: the array is copied once.
+		n.ownEntries(own)
+	}
+	*entryAt(n.ents, i) = e
+	return n
+}
+
+// copiedWith returns a copy of n tagged with own, with entry i replaced by
+// e, in an entries array of its own: n itself is never written, so that
+// this is how a Live map changes a node that readers may be reading.
+func (n *node[K, V]) copiedWith(own uint64, i int, e entry[K, V]) *node[K, V] {
+	c := n.copyFor(own)
+	if c.owner != own { // sharing n's entries: this change needs its own
+		c.ownEntries(own)
 	}
 	*entryAt(c.ents, i) = e
 	return c
+}
+
+// ownEntries gives n, which nothing but its owner can reach yet, a copy of
+// its entries array, and tags it with own alone.
+func (n *node[K, V]) ownEntries(own uint64) {
+	n.setEntries(copyEntries(make([]entry[K, V], 0, len(n.entries())), n.entries()))
+	n.owner = own
 }
 
 // withChild returns n with child j replaced by child, as withEntry does.

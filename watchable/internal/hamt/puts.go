@@ -124,7 +124,7 @@ func (s *Spot[K, V]) Put(val V) (Put, bool) {
 	if !s.found || s.v.shape == shapeOther || !s.l.InPlace() || s.l.cur.Load() != s.v {
 		return Put{}, false
 	}
-	if s.n.owner != s.v.epoch {
+	if !s.n.editsEntries(s.v.epoch) {
 		return Put{}, false
 	}
 	p := unsafe.Pointer(&entryAt(s.n.ents, s.pos).val)

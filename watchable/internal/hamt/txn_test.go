@@ -241,3 +241,29 @@ func TestTxnSetHashedUnless(t *testing.T) {
 		t.Fatalf("the base changed: Get(7) = %d", v)
 	}
 }
+
+// TestTxnCopiesSharedEntriesBeforeChange checks a Txn's own nodes that
+// share their entries with the map it started from: changing a child does
+// not copy the entries, changing an entry does, and the original map never
+// changes.
+func TestTxnCopiesSharedEntriesBeforeChange(t *testing.T) {
+	// As in TestLiveCopiedPathSharesEntries: 1 at the root, 2 and 34 below.
+	useHash(t, func(k int) uint64 { return uint64(k) })
+	m := buildMap([]int{1, 2, 34}, func(k int) int { return k })
+	txn := m.Txn()
+	txn.Set(2, -2)
+	if txn.root.ents != m.root.ents {
+		t.Fatalf("changing a child copied the root's entries")
+	}
+	txn.Set(34, -34) // the root is the Txn's now: edited in place
+	if txn.root.ents != m.root.ents {
+		t.Fatalf("changing a child of the Txn's own root copied its entries")
+	}
+	txn.Set(1, -1)
+	if txn.root.ents == m.root.ents {
+		t.Fatalf("a changed entry was written into the array the original map shares")
+	}
+	got := txn.Commit()
+	checkMap(t, m, map[int]int{1: 1, 2: 2, 34: 34})
+	checkMap(t, got, map[int]int{1: -1, 2: -2, 34: -34})
+}
