@@ -28,7 +28,7 @@ type entry[K comparable, V any] struct {
 type node[K comparable, V any] struct {
 	dataMap uint32
 	nodeMap uint32
-	owner   uint64       // Txn or Live epoch allowed to edit the node in place; 0 for none
+	owner   uint64       // Txn or Live epoch allowed to edit the node in place, 0 for none; may carry sharedEntries
 	ents    *entry[K, V] // the first entry, nil when there are none
 	kids    **node[K, V] // the first child, nil when there are none
 }
