@@ -18,6 +18,7 @@ import (
 // instances registered, disconnected and removed, routes resolved, and
 // targets lost. It starts once the banner is printed, with the state then.
 func (p *pipeline) events(ctx context.Context) error {
+	defer close(p.eventsDone)
 	select {
 	case <-p.announced:
 	case <-ctx.Done():
@@ -156,7 +157,8 @@ func (p *pipeline) routeEvent(seen map[string]*RouteEntry, u watchable.Update[st
 }
 
 // announce prints where to find everything once every runner is ready, and
-// a line when the pipeline starts shutting down.
+// a line when the pipeline starts shutting down: the last line, printed
+// once the events runner has printed its own.
 func (p *pipeline) announce(ctx context.Context) error {
 	select {
 	case <-p.group.Ready():
@@ -166,6 +168,7 @@ func (p *pipeline) announce(ctx context.Context) error {
 	_, _ = io.WriteString(p.out, p.banner())
 	close(p.announced)
 	<-ctx.Done()
+	<-p.eventsDone
 	p.printf("shutting down")
 	return nil
 }

@@ -80,7 +80,10 @@ type pipeline struct {
 	// announced is closed once the banner is printed, so that event lines
 	// follow it.
 	announced chan struct{}
-	lines     instanceLines
+	// eventsDone is closed once the events runner has returned, so that
+	// the shutdown line follows every event line.
+	eventsDone chan struct{}
+	lines      instanceLines
 }
 
 // run runs the pipeline until ctx is done.
@@ -100,8 +103,9 @@ func newPipeline(cfg config, stdout io.Writer) (_ *pipeline, err error) {
 		log: logger,
 		// The servers are runner.Drainers: the group waits for their
 		// shutdown grace, longer than its own.
-		group:     runner.NewGroup(runner.WithLogger(logger)),
-		announced: make(chan struct{}),
+		group:      runner.NewGroup(runner.WithLogger(logger)),
+		announced:  make(chan struct{}),
+		eventsDone: make(chan struct{}),
 	}
 
 	defer func() {
