@@ -13,6 +13,11 @@ package watchable
 type pendingIndex struct {
 	slots []uint64 // length a power of two, or nil
 	n     int
+	// spare is the largest table of more than maxReusedIndex slots that
+	// an earlier window grew, not cleared: the next window that outgrows
+	// maxReusedIndex slots moves to it, rather than doubling its way up
+	// again, and small windows keep using small tables (see reset).
+	spare []uint64
 }
 
 // minIndexSlots is the size of a new table: room for the window that
@@ -69,10 +74,16 @@ func (x *pendingIndex) place(e uint64) {
 	x.slots[i] = e
 }
 
-// grow moves the table to size slots.
+// grow moves the table to size slots, or to the spare if it has more and
+// size is past maxReusedIndex.
 func (x *pendingIndex) grow(size int) {
 	old := x.slots
-	x.slots = make([]uint64, size)
+	if size > maxReusedIndex && len(x.spare) >= size {
+		x.slots, x.spare = x.spare, nil
+		clear(x.slots)
+	} else {
+		x.slots = make([]uint64, size)
+	}
 	for _, e := range old {
 		if e != 0 {
 			x.place(e)
@@ -103,12 +114,21 @@ func (x *pendingIndex) setPos(i, pos int) {
 }
 
 // reset empties the table for the next window. A table grown past
-// maxReusedIndex slots (typically for a subscription's first snapshot,
-// which lists every entry) is dropped rather than kept at that size.
+// maxReusedIndex slots is not cleared now, which would cost every later
+// window, however small, as much as the large one: it becomes the spare
+// (if it is larger than the spare) up to 2*maxKeptWindow slots, and is
+// dropped beyond (typically the table of a subscription's first snapshot,
+// which lists every entry).
 func (x *pendingIndex) reset() {
-	if len(x.slots) > maxReusedIndex {
+	switch {
+	case len(x.slots) > 2*maxKeptWindow:
 		x.slots = nil
-	} else if x.n > 0 {
+	case len(x.slots) > maxReusedIndex:
+		if len(x.slots) > len(x.spare) {
+			x.spare = x.slots
+		}
+		x.slots = nil
+	case x.n > 0:
 		clear(x.slots)
 	}
 	x.n = 0

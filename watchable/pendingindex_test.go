@@ -82,3 +82,82 @@ func TestPendingIndexModel(t *testing.T) {
 		}
 	}
 }
+
+// A table that a large window grew is kept, uncleared, as the spare: small
+// windows after it use small tables, and the next large window moves to it
+// and finds its own keys only. A table past 2*maxKeptWindow slots is not
+// kept.
+func TestPendingIndexKeepsLargeTableAsSpare(t *testing.T) {
+	var x pendingIndex
+	window := func(first, n int) []Update[int, int] {
+		t.Helper()
+		updates := make([]Update[int, int], n)
+		for i := range updates {
+			updates[i] = Update[int, int]{Key: first + i}
+			x.add(hashOfInt(first+i), i)
+		}
+		for i, u := range updates {
+			if p, _, ok := lookup(&x, updates, u.Key, hashOfInt(u.Key)); !ok || p != i {
+				t.Fatalf("window from %d: key %d at %d, %v; want %d", first, u.Key, p, ok, i)
+			}
+		}
+		return updates
+	}
+
+	window(0, 2000)
+	large := &x.slots[0]
+	if len(x.slots) <= maxReusedIndex {
+		t.Fatalf("2000 keys in %d slots; the test needs more than %d", len(x.slots), maxReusedIndex)
+	}
+	x.reset()
+	if x.slots != nil || len(x.spare) == 0 || &x.spare[0] != large {
+		t.Fatalf("after a large window: slots %d, spare %d; want none, and the large table as the spare", len(x.slots), len(x.spare))
+	}
+
+	window(10000, 20)
+	if len(x.slots) > maxReusedIndex || &x.spare[0] != large {
+		t.Fatalf("a small window uses %d slots, and the spare changed: %v", len(x.slots), &x.spare[0] != large)
+	}
+	x.reset()
+
+	updates := window(20000, 1500)
+	if len(x.slots) == 0 || &x.slots[0] != large || x.spare != nil {
+		t.Fatalf("the next large window did not move to the spare: %d slots, spare %d", len(x.slots), len(x.spare))
+	}
+	for k := range 2000 { // the first window's keys, left in the spare uncleared
+		if p, _, ok := lookup(&x, updates, k, hashOfInt(k)); ok {
+			t.Fatalf("key %d of an earlier window found at %d", k, p)
+		}
+	}
+	x.reset()
+
+	window(0, maxKeptWindow+1)
+	x.reset()
+	if x.slots != nil || len(x.spare) > 2*maxKeptWindow {
+		t.Fatalf("a table of %d slots was kept as the spare; at most %d are", len(x.spare), 2*maxKeptWindow)
+	}
+}
+
+// hashOfInt spreads small ints over the hash space, as hamt.Hash does keys.
+func hashOfInt(k int) uint64 { return uint64(k+1) * 0x9e3779b97f4a7c15 }
+
+// The befores of a window are kept up to maxKeptWindow entries, and for
+// large values up to maxKeptBefores bytes, but never less than
+// maxReusedIndex entries.
+func TestKeptBeforesBounds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want bool
+		got  bool
+	}{
+		{"int, maxKeptWindow", true, keptBefores(make([]before[int], 0, maxKeptWindow))},
+		{"int, maxKeptWindow+1", false, keptBefores(make([]before[int], 0, maxKeptWindow+1))},
+		{"large, maxKeptWindow", false, keptBefores(make([]before[[256]byte], 0, maxKeptWindow))},
+		{"large, maxReusedIndex", true, keptBefores(make([]before[[256]byte], 0, maxReusedIndex))},
+		{"large, maxReusedIndex+1", false, keptBefores(make([]before[[256]byte], 0, maxReusedIndex+1))},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: kept %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

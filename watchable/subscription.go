@@ -151,10 +151,31 @@ type subscription[K comparable, V any] struct {
 	detach func()
 }
 
-// maxReusedIndex bounds the befores (in entries) and the index (in slots)
-// a subscription clears and reuses for its next window rather than
-// dropping.
+// maxReusedIndex bounds the window size a subscription sizes its next
+// window's updates for (see grown and chunked), and the rest of a chunk it
+// starts the next window in.
 const maxReusedIndex = 1024
+
+// maxKeptWindow bounds the befores (in entries; the index at twice that in
+// slots) a subscription clears and keeps for its next window rather than
+// dropping; maxKeptBefores bounds the befores in bytes too, for large
+// values. A subscriber that lags now and then, a window of thousands of
+// keys among windows of a few, would otherwise make both again, doubling
+// its way up, at every lag. What is kept is no more than an earlier window
+// needed, and such a window held fewer keys than the map; a window past
+// these bounds (typically the first snapshot, which lists every entry) is
+// not kept.
+const (
+	maxKeptWindow  = 8192
+	maxKeptBefores = 256 << 10
+)
+
+// keptBefores reports whether the befores b of the last window are kept
+// for the next.
+func keptBefores[V any](b []before[V]) bool {
+	n := cap(b)
+	return n <= maxReusedIndex || n <= maxKeptWindow && n*int(unsafe.Sizeof(before[V]{})) <= maxKeptBefores
+}
 
 // smallWindow is the most pending keys a window finds by scanning its
 // updates; past it, it builds an index. Most windows hold a key or two (a
@@ -209,16 +230,16 @@ func (s *subscription[K, V]) open() {
 				s.updates = nil
 			}
 			s.indexed = true
-			// An index or a befores slice that once held a large window
-			// (typically the whole first snapshot) is dropped rather than
-			// kept that large for the life of the subscription. Small
-			// ones are reused to save allocations.
+			// An index or a befores slice that once held a very large
+			// window (typically the whole first snapshot) is dropped
+			// rather than kept that large for the life of the
+			// subscription; the others are kept (see maxKeptWindow).
 			s.index.reset()
-			if cap(s.befores) > maxReusedIndex {
-				s.befores = nil
-			} else {
+			if keptBefores(s.befores) {
 				clear(s.befores)
 				s.befores = s.befores[:0]
+			} else {
+				s.befores = nil
 			}
 		}
 	}

@@ -566,3 +566,47 @@ func TestBatchUsedAfterReturnPanics(t *testing.T) {
 		t.Fatalf("a late Batch write changed the map: revision %d", m.Revision())
 	}
 }
+
+// A subscriber that lags now and then, a window of thousands of keys among
+// windows of a few, costs the writer the bookkeeping of a large window
+// (what the subscriber saw of each key, and the index locating the keys)
+// once, not at every lag: both are kept for the next.
+func TestLaggingWindowKeepsItsBookkeeping(t *testing.T) {
+	const lag = 3000 // every key of the map: each window copies the same nodes
+	var m watchable.Map[int, int]
+	m.Batch(func(b *watchable.Batch[int, int]) {
+		for i := range lag {
+			b.Store(i, i)
+		}
+	})
+	ch := m.Subscribe(t.Context())
+	next(t, ch)
+	v := 0
+	lagging := func() uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range lag {
+			v++
+			m.Store(i, -v)
+		}
+		runtime.ReadMemStats(&after)
+		if s := next(t, ch); len(s.Updates) != lag {
+			t.Fatalf("a lagging window of %d updates; want %d", len(s.Updates), lag)
+		}
+		for i := range 3 { // windows of a key each
+			v++
+			m.Store(i, -v)
+			next(t, ch)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	first, second, third := lagging(), lagging(), lagging()
+	t.Logf("bytes allocated by lagging windows of %d keys: %d, %d, %d", lag, first, second, third)
+	// The updates themselves, which the reader gets, and the copies of
+	// the trie's nodes the window writes to, are allocated every time:
+	// about a third of the first window's bytes. Making the bookkeeping
+	// again took more than two thirds in all.
+	if 5*second > 3*first || 5*third > 3*first {
+		t.Errorf("later lagging windows allocate %d and %d bytes; the first %d: want at most 60%%", second, third, first)
+	}
+}
