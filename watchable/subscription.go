@@ -152,8 +152,9 @@ type subscription[K comparable, V any] struct {
 }
 
 // maxReusedIndex bounds the window size a subscription sizes its next
-// window's updates for (see grown and chunked), and the rest of a chunk it
-// starts the next window in.
+// window's updates for (see grown and chunked), the rest of a chunk it
+// starts the next window in, and the index table (in slots) it clears and
+// reuses as it is; a larger table is set aside (see pendingIndex.reset).
 const maxReusedIndex = 1024
 
 // maxKeptWindow bounds the befores (in entries; the index at twice that in
