@@ -206,6 +206,9 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		if err != nil {
 			return fmt.Errorf("parsing the output of %s: %w", cmd, err)
 		}
+		if err := measuredSome(cmd, rs); err != nil {
+			return err
+		}
 		for i := range rs {
 			rs[i].Pkg = r.pkg
 		}
@@ -238,6 +241,25 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
+}
+
+// measuredSome returns an error naming the command cmd if its results rs
+// hold no measurement: a pattern that selects nothing, or only benchmarks
+// that skip, is a mistake in the plan, and the report would otherwise
+// leave the figures out, or take them from another run, without a word.
+// (go test matches each slash-separated element of -bench against one
+// level of a benchmark's name, so an element at the wrong level selects
+// nothing.)
+func measuredSome(cmd string, rs []result) error {
+	for _, r := range rs {
+		if r.Skipped == "" {
+			return nil
+		}
+	}
+	if len(rs) == 0 {
+		return fmt.Errorf("%s measured nothing: its -bench pattern selects no benchmark (each element of the pattern matches one level of a name)", cmd)
+	}
+	return fmt.Errorf("%s measured nothing: all %d benchmarks its -bench pattern selects skipped", cmd, len(rs))
 }
 
 // handMarker opens the part of a report file written by hand, which the
