@@ -3,6 +3,7 @@ package bench
 import (
 	"flag"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -33,6 +34,10 @@ const (
 	cycleStoreLimit = 50_000_000
 	cycleTimeLimit  = 3 * time.Minute
 )
+
+// promptPercent is the GOGC overCycles waits under for a cycle to end
+// before it starts timing.
+const promptPercent = 10
 
 var gcSample = []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 
@@ -73,9 +78,26 @@ func overCycles(b *testing.B, m any, cycles int, op func(i int, timed bool)) {
 		}
 	}
 
+	// Untimed, wait for a cycle to end. testing has just forced one, but a
+	// forced collection sweeps the whole heap before it returns, so the
+	// next cycle's Stores would not pay the sweeping a writer pays after a
+	// collection of its own: the span must start where a cycle of the
+	// collector's own ends. At GOGC's default that cycle comes a heap's
+	// worth of allocation later (seconds at a million entries); a small
+	// GOGC for the wait brings it within a tenth of that, and the pacer
+	// sets the next cycle's goal and sweep pace from GOGC as it is
+	// restored, as at the end of any cycle. Polling after every write
+	// finds the cycle's end before the small GOGC can start another.
+	gogc := debug.SetGCPercent(promptPercent)
 	for c := gcCount(); gcCount() == c; {
-		run(false)
+		op(i, false)
+		i++
+		if i-first > cycleStoreLimit || time.Since(began) > cycleTimeLimit {
+			debug.SetGCPercent(gogc)
+			b.Fatalf("-gccycles %d: %d writes in %v did not finish a collection cycle: the scenario allocates too little for -gccycles", cycles, i-first, time.Since(began).Round(time.Second))
+		}
 	}
+	debug.SetGCPercent(gogc)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	b.ReportAllocs()
@@ -123,9 +145,14 @@ func TestStoreCyclesSpansWholeCycles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer flag.Set("test.benchtime", old)
+	gogc := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(gogc)
 	r := testing.Benchmark(func(b *testing.B) {
 		storeCycles(b, m, keysFor(n), services.ring(), cycles)
 	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC is %d after the benchmark; want 100, as it was before: overCycles must restore what it sets while it waits", got)
+	}
 	if r.N != 200 {
 		t.Fatalf("testing.Benchmark ran b.N=%d; want 200, from -test.benchtime", r.N)
 	}
