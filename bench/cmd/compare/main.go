@@ -54,7 +54,11 @@ var plan = []run{
 	{bench: `^BenchmarkStore$/^lib=peer$//^N=100$/^S=[1-9]`, benchtime: "2000x", count: 3},
 	{bench: `^BenchmarkStore$/^lib=peer$//^N=10000$/^S=[18]$`, benchtime: "200x", count: 1},
 	{bench: `^BenchmarkStore$/^lib=peer$//^N=10000$/^S=64$`, benchtime: "50x", count: 1},
-	{bench: `^BenchmarkStore$/^lib=peer$//^N=100000$/^S=[18]$`, benchtime: "20x", count: 1},
+	// Not the peer's proto messages with subscribers at 100,000 entries:
+	// its eight subscribers' first snapshots clone 800,000 messages, 16 s
+	// of this report for a figure no target reads (the int and k8s rows
+	// show the same copying).
+	{bench: `^BenchmarkStore$/^lib=peer$//^N=100000$/^S=[18]$`, skip: `^BenchmarkStore$/^lib=peer$/^val=proto$`, benchtime: "20x", count: 1},
 	{bench: `^BenchmarkStore$/^lib=peer$//^N=100000$/^S=64$`, benchtime: "5x", count: 1},
 	// The millionth-entry rows run apart, so that the smaller scenarios
 	// share one filled map (see filled in bench/main_test.go).
@@ -100,7 +104,10 @@ var plan = []run{
 	{bench: `^BenchmarkLoadAll$///^N=10000$`, benchtime: "50x", count: 1},
 	{bench: `^BenchmarkLoadAll$///^N=100000$`, benchtime: "5x", count: 1},
 	{bench: `^BenchmarkState$`, benchtime: "20000x", count: 3},
-	{bench: `^BenchmarkHandleSubscription$`, benchtime: "20000x", count: 3},
+	// The peer's consumer takes 100-300 µs a Store, against under a
+	// microsecond: 20,000 of them took 11 s.
+	{bench: `^BenchmarkHandleSubscription$/^lib=switchyard$`, benchtime: "20000x", count: 3},
+	{bench: `^BenchmarkHandleSubscription$/^lib=peer$`, benchtime: "2000x", count: 3},
 	{bench: `^BenchmarkChain$/^lib=switchyard$`, benchtime: "2000x", count: 3},
 	{bench: `^BenchmarkChain$/^lib=peer$`, benchtime: "100x", count: 1},
 }

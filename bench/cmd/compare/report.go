@@ -248,7 +248,8 @@ func writeReport(w io.Writer, t *table, solo []result, e env) {
 	p("Every run has a fixed iteration count, so every report does the same work; " +
 		"a run with -gccycles=K goes on past its count to the end of the K-th garbage-collection cycle, starting where one ends, and reports per Store of that span. " +
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
-		"(N=10,000 and N=100,000, and LoadAll at large N); its per-op figures are averages over those iterations all the same. " +
+		"(N=10,000 and N=100,000, LoadAll at large N, and a consumer of its subscription); its per-op figures are averages over those iterations all the same. " +
+		"Its proto Stores with subscribers at N=100,000 are not run: its eight subscribers' first snapshots clone 800,000 messages, a quarter of a minute of the report for a figure no target reads. " +
 		"Where a run takes several samples (-count), the tables show their median (for p50 and p99, the median of the samples' percentiles). " +
 		"Each package's benchmark binary was built once with `go test -c` and run as:\n\n```\n")
 	for _, c := range e.Commands {
