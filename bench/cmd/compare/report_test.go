@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -225,9 +226,10 @@ BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   90 ns/op
 BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   150 ns/op
 `)
 	got := batchTarget(tb)
-	// The range spans the limit of 2; the verdict is the median's.
-	if want := "ours ÷ floor 3.00× (1.80–3.67)"; got.measured != want || got.verdict != "MISS" {
-		t.Errorf("batchTarget = %q, %s; want %q, MISS", got.measured, got.verdict, want)
+	// The range spans the limit of 2; the verdict is the median's, marked
+	// as one the samples could have reversed.
+	if want := "ours ÷ floor 3.00× (1.80–3.67)"; got.measured != want || got.verdict != "MISS, within noise" {
+		t.Errorf("batchTarget = %q, %s; want %q, MISS, within noise", got.measured, got.verdict, want)
 	}
 
 	// One sample on either side has no range.
@@ -237,5 +239,32 @@ BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   200 ns/op
 `)
 	if got, want := batchTarget(tb).measured, "ours ÷ floor 2.00×"; got != want {
 		t.Errorf("with one sample of ours, batchTarget = %q; want %q", got, want)
+	}
+}
+
+func TestVerdictWithinNoise(t *testing.T) {
+	ranged := func(v, lo, hi float64) quot { return quot{v: v, lo: lo, hi: hi, ok: true, ranged: true} }
+	tests := []struct {
+		name string
+		figs []quot // each against a limit of 2
+		want string
+	}{
+		{"within, every pair within", []quot{ranged(1.5, 1.2, 1.9)}, "PASS"},
+		{"within, a pair over", []quot{ranged(1.5, 1.2, 2.1)}, "PASS, within noise"},
+		{"over, every pair over", []quot{ranged(2.5, 2.1, 2.9)}, "MISS"},
+		{"over, a pair within", []quot{ranged(2.5, 1.9, 2.9)}, "MISS, within noise"},
+		{"over, one sample: no range to tell by", []quot{{v: 2.5, ok: true}}, "MISS"},
+		{"one firmly over, one over by noise", []quot{ranged(2.5, 1.9, 2.9), ranged(2.5, 2.2, 2.9)}, "MISS"},
+		{"over by noise, and a shaky pass", []quot{ranged(2.5, 1.9, 2.9), ranged(1.5, 1.2, 2.1)}, "MISS, within noise"},
+		{"missing figures do not count", []quot{{}, ranged(1.5, 1.2, 1.9)}, "PASS"},
+	}
+	for _, tt := range tests {
+		var j judge
+		for i, q := range tt.figs {
+			j.add(fmt.Sprint("figure ", i), q, 2)
+		}
+		if got := j.target("t").verdict; got != tt.want {
+			t.Errorf("%s: verdict %q; want %q", tt.name, got, tt.want)
+		}
 	}
 }
