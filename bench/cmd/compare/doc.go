@@ -20,8 +20,13 @@
 // switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
 // that their figures include the collection their garbage causes
-// (bench/cycles_test.go says why). -raw keeps the unprocessed benchmark
-// output of every package, which benchstat reads. -quick runs every benchmark once
-// (the side-by-side ones at N=100), to check that the suite and the report
-// work, not to measure.
+// (bench/cycles_test.go says why).
+//
+// -raw keeps the unprocessed benchmark output of every package, which
+// benchstat reads, with a comment line after each invocation (its package,
+// command and duration) and one at the end (the machine). -from renders the
+// report again from such a file, measuring nothing: a change to how the
+// report is written needs no new run. -quick runs every benchmark once (the
+// side-by-side ones at N=100), to check that the suite and the report work,
+// not to measure.
 package main

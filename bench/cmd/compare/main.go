@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -127,20 +128,61 @@ func main() {
 	raw := flag.String("raw", "", "also write the raw benchmark output, for benchstat, to this file")
 	pkg := flag.String("pkg", "./bench", "the side-by-side benchmark package")
 	quick := flag.Bool("quick", false, "run every benchmark once (N=100 for the side-by-side ones): checks the suite, measures nothing")
+	from := flag.String("from", "", "render the report from this raw file (see -raw) of an earlier run, measuring nothing; the file names the side-by-side package")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := compare(ctx, *pkg, *out, *raw, *quick); err != nil {
+	var err error
+	switch {
+	case *from != "" && (*raw != "" || *quick):
+		err = errors.New("-from renders a report from a raw file, measuring nothing: it cannot be combined with -raw or -quick")
+	case *from != "":
+		err = fromRaw(*from, *out)
+	default:
+		err = compare(ctx, *pkg, *out, *raw, *quick)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
 func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
+	results, e, rawOut, err := measure(ctx, pkg, quick)
+	if err != nil {
+		return err
+	}
+	if raw != "" {
+		if err := os.WriteFile(raw, rawOut, 0o644); err != nil {
+			return fmt.Errorf("writing raw output: %w", err)
+		}
+	}
+	return render(results, e, out)
+}
+
+// fromRaw renders the report from the raw file an earlier run wrote (see
+// raw.go), measuring nothing.
+func fromRaw(path, out string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading the raw file: %w", err)
+	}
+	defer f.Close()
+	results, e, err := readRaw(f, path)
+	if err != nil {
+		return err
+	}
+	return render(results, e, out)
+}
+
+// measure runs the suite (plan and soloPlan, or one run of everything with
+// quick) and returns the results, each with the package it ran in, the
+// environment, and the raw file's contents.
+func measure(ctx context.Context, pkg string, quick bool) ([]result, env, []byte, error) {
 	dir, err := os.MkdirTemp("", "compare")
 	if err != nil {
-		return fmt.Errorf("making a temporary directory: %w", err)
+		return nil, env{}, nil, fmt.Errorf("making a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
 
@@ -161,7 +203,7 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		bins[p] = filepath.Join(dir, fmt.Sprintf("%d.test", len(bins)))
 		if err := goCmd(ctx, os.Stderr, "test", "-c", "-o", bins[p], p); err != nil {
 			if p == pkg {
-				return fmt.Errorf("building the benchmarks of %s: %w", p, err)
+				return nil, env{}, nil, fmt.Errorf("building the benchmarks of %s: %w", p, err)
 			}
 			// A switchyard-only package that does not build leaves its
 			// section out, rather than the whole report.
@@ -172,7 +214,7 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 	}
 
 	start := time.Now()
-	var rawOut bytes.Buffer
+	var rawOut rawWriter
 	var results []result
 	var commands []command
 	for _, r := range runs {
@@ -203,18 +245,22 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 		var runOut bytes.Buffer
 		c := exec.CommandContext(ctx, bins[r.pkg], args...)
 		c.Dir = r.pkg
-		c.Stdout = io.MultiWriter(&runOut, &rawOut, &progress{})
+		c.Stdout = io.MultiWriter(&runOut, &progress{})
 		c.Stderr = os.Stderr
 		if err := c.Run(); err != nil {
-			return fmt.Errorf("running %s: %w", cmd, err)
+			return nil, env{}, nil, fmt.Errorf("running %s: %w", cmd, err)
 		}
-		commands = append(commands, command{Pkg: r.pkg, Line: fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second))})
+		done := command{Pkg: r.pkg, Line: fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second))}
+		commands = append(commands, done)
+		if err := rawOut.ran(runOut.Bytes(), done); err != nil {
+			return nil, env{}, nil, err
+		}
 		rs, err := parse(&runOut)
 		if err != nil {
-			return fmt.Errorf("parsing the output of %s: %w", cmd, err)
+			return nil, env{}, nil, fmt.Errorf("parsing the output of %s: %w", cmd, err)
 		}
 		if err := measuredSome(cmd, rs); err != nil {
-			return err
+			return nil, env{}, nil, err
 		}
 		for i := range rs {
 			rs[i].Pkg = r.pkg
@@ -223,20 +269,26 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 	}
 	elapsed := time.Since(start)
 
-	if raw != "" {
-		if err := os.WriteFile(raw, rawOut.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing raw output: %w", err)
-		}
+	e := environment(ctx)
+	e.Elapsed = elapsed.Round(time.Second)
+	e.Commands = commands
+	e.Quick = quick
+	e.Unbuilt = unbuilt
+	e.Side = pkg
+	data, err := rawOut.finish(e)
+	if err != nil {
+		return nil, env{}, nil, err
 	}
-	env := environment(ctx)
-	env.Elapsed = elapsed.Round(time.Second)
-	env.Commands = commands
-	env.Quick = quick
-	env.Unbuilt = unbuilt
+	return results, e, data, nil
+}
 
-	side, solo := splitByPkg(results, pkg)
+// render writes the report of results taken in e to the file out, keeping
+// the file's hand-written tail (see handWritten), or to standard output
+// when out is empty.
+func render(results []result, e env, out string) error {
+	side, solo := splitByPkg(results, e.Side)
 	var report bytes.Buffer
-	writeReport(&report, newTable(side), solo, env)
+	writeReport(&report, newTable(side), solo, e)
 	if out == "" {
 		_, err := os.Stdout.Write(report.Bytes())
 		return err
@@ -343,9 +395,10 @@ type env struct {
 	Peer      string // module path and version
 	Date      string
 	Elapsed   time.Duration
-	Commands  []command
+	Commands  []command `json:"-"` // in the raw file, each after its output (raw.go)
 	Quick     bool
 	Unbuilt   []string // packages left out because their benchmarks did not build
+	Side      string   // the side-by-side package (-pkg); the others are switchyard's alone
 }
 
 func environment(ctx context.Context) env {

@@ -257,6 +257,7 @@ func writeReport(w io.Writer, t *table, solo []result, e env) {
 	}
 	p("```\n\n")
 	p("To reproduce the whole report, from the repository root:\n\n```\ngo run ./bench/cmd/compare -o docs/benchmarks.md -raw bench.txt\n```\n\n")
+	p("A change to how the report is written, not to what it measures, needs no new run: `-from` renders the report again from the raw file of the run that took the figures.\n\n```\ngo run ./bench/cmd/compare -from bench.txt -o docs/benchmarks.md\n```\n\n")
 	writeBenchstatHelp(w)
 }
 
