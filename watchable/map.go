@@ -377,7 +377,7 @@ func (m *Map[K, V]) effective(changes []change[K, V]) bool {
 			continue
 		}
 		for i := range changes {
-			_, had := s.view.Get(changes[i].key)
+			_, had := s.view.GetHashed(changes[i].key, changes[i].hash)
 			if matches[i] != had {
 				return true
 			}

@@ -335,7 +335,7 @@ func (s *subscription[K, V]) find(key K, h uint64) (pos, slot int, ok bool) {
 func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 	prev, hadPrev, after := c.old, c.hadOld, c.new
 	if s.filtered {
-		prev, hadPrev = s.view.Get(c.key)
+		prev, hadPrev = s.view.GetHashed(c.key, c.hash)
 		if !hadPrev && !hasAfter {
 			return
 		}
@@ -354,9 +354,9 @@ func (s *subscription[K, V]) record(c *change[K, V], hasAfter bool) {
 			own = s.viewOwn
 		}
 		if hasAfter {
-			s.view = s.view.SetOwned(own, c.key, after)
+			s.view = s.view.SetOwned(own, c.key, after, c.hash)
 		} else {
-			s.view, _ = s.view.DeleteOwned(own, c.key)
+			s.view, _ = s.view.DeleteOwned(own, c.key, c.hash)
 		}
 	}
 	if c.silent && hadPrev == hasAfter {

@@ -21,6 +21,15 @@ func (m Map[K, V]) Get(k K) (V, bool) {
 	return m.root.get(k, hashOf(k), shapeOf[V]())
 }
 
+// GetHashed is Get for a key whose hash, Hash(k), is h.
+func (m Map[K, V]) GetHashed(k K, h uint64) (V, bool) {
+	if m.root == nil {
+		var zero V
+		return zero, false
+	}
+	return m.root.get(k, h, shapeOf[V]())
+}
+
 // Set returns a map with k set to v. O(log32 N) allocations of path nodes.
 func (m Map[K, V]) Set(k K, v V) Map[K, V] {
 	h := hashOf(k)
@@ -74,11 +83,10 @@ type Owner uint64
 // NewOwner returns an Owner never issued before.
 func NewOwner() Owner { return Owner(newOwner()) }
 
-// SetOwned is Set, except that the nodes own created are changed in place
-// (see Owner): replacing a value in such a node allocates nothing. With a
-// zero own it is Set.
-func (m Map[K, V]) SetOwned(own Owner, k K, v V) Map[K, V] {
-	h := hashOf(k)
+// SetOwned is Set of a key whose hash, Hash(k), is h, except that the
+// nodes own created are changed in place (see Owner): replacing a value in
+// such a node allocates nothing. With a zero own it is Set.
+func (m Map[K, V]) SetOwned(own Owner, k K, v V, h uint64) Map[K, V] {
 	if m.root == nil {
 		return Map[K, V]{root: single(uint64(own), h, entry[K, V]{k, v}), size: 1}
 	}
@@ -90,13 +98,13 @@ func (m Map[K, V]) SetOwned(own Owner, k K, v V) Map[K, V] {
 	return Map[K, V]{root: root, size: size}
 }
 
-// DeleteOwned is Delete, with nodes own created changed in place as in
-// SetOwned.
-func (m Map[K, V]) DeleteOwned(own Owner, k K) (Map[K, V], bool) {
+// DeleteOwned is Delete of a key whose hash, Hash(k), is h, with nodes own
+// created changed in place as in SetOwned.
+func (m Map[K, V]) DeleteOwned(own Owner, k K, h uint64) (Map[K, V], bool) {
 	if m.root == nil {
 		return m, false
 	}
-	root, found := m.root.del(uint64(own), k, hashOf(k), 0)
+	root, found := m.root.del(uint64(own), k, h, 0)
 	if !found {
 		return m, false
 	}

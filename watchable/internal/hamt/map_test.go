@@ -187,7 +187,7 @@ func intRange(n int) func(func(int) bool) {
 	}
 }
 
-// TestOwnedChanges checks SetOwned and DeleteOwned: they agree with Set and
+// TestOwnedChanges checks SetOwned, DeleteOwned and GetHashed: they agree with Set and
 // Delete (a random run against a Go map, shape checked), leave maps that
 // hold nodes of other owners alone, and change their own nodes in place,
 // so that replacing a value allocates nothing.
@@ -200,13 +200,16 @@ func TestOwnedChanges(t *testing.T) {
 		k := i * 37 % 400
 		if i%7 == 0 {
 			var found bool
-			m, found = m.DeleteOwned(own, k)
+			m, found = m.DeleteOwned(own, k, Hash(k))
 			if _, had := want[k]; found != had {
 				t.Fatalf("DeleteOwned(%d) = %v", k, found)
 			}
 			delete(want, k)
 		} else {
-			m = m.SetOwned(own, k, -i)
+			m = m.SetOwned(own, k, -i, Hash(k))
+			if v, ok := m.GetHashed(k, Hash(k)); !ok || v != -i {
+				t.Fatalf("GetHashed(%d) = %d, %v after SetOwned; want %d, true", k, v, ok, -i)
+			}
 			want[k] = -i
 		}
 		if i%500 == 0 {
@@ -223,9 +226,9 @@ func TestOwnedChanges(t *testing.T) {
 	checkMap(t, base, toGoMap(buildMap(slices.Collect(intRange(300)), func(k int) int { return k })))
 
 	own = NewOwner()
-	m = base.SetOwned(own, 1, 100) // copies base's path under own
+	m = base.SetOwned(own, 1, 100, Hash(1)) // copies base's path under own
 	before := m
-	if allocs := testing.AllocsPerRun(100, func() { m = m.SetOwned(own, 1, 200) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { m = m.SetOwned(own, 1, 200, Hash(1)) }); allocs != 0 {
 		t.Fatalf("replacing a value in owned nodes allocates %v times", allocs)
 	}
 	if !m.Same(before) {
@@ -234,7 +237,7 @@ func TestOwnedChanges(t *testing.T) {
 	if v, _ := base.Get(1); v != 1 {
 		t.Fatalf("base changed: Get(1) = %d", v)
 	}
-	if m2 := m.SetOwned(0, 1, 300); m2.Same(m) {
+	if m2 := m.SetOwned(0, 1, 300, Hash(1)); m2.Same(m) {
 		t.Fatal("SetOwned with no owner changed the map in place")
 	}
 }
