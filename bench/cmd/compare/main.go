@@ -255,15 +255,9 @@ func measure(ctx context.Context, pkg string, quick bool) ([]result, env, []byte
 		if err := rawOut.ran(runOut.Bytes(), done); err != nil {
 			return nil, env{}, nil, err
 		}
-		rs, err := parse(&runOut)
+		rs, err := invocationResults(&runOut, done)
 		if err != nil {
-			return nil, env{}, nil, fmt.Errorf("parsing the output of %s: %w", cmd, err)
-		}
-		if err := measuredSome(cmd, rs); err != nil {
 			return nil, env{}, nil, err
-		}
-		for i := range rs {
-			rs[i].Pkg = r.pkg
 		}
 		results = append(results, rs...)
 	}
@@ -300,6 +294,23 @@ func render(results []result, e env, out string) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
+}
+
+// invocationResults returns the results in the output of the invocation c,
+// each with c's package, and an error if the output does not parse or
+// measured nothing (see measuredSome).
+func invocationResults(output io.Reader, c command) ([]result, error) {
+	rs, err := parse(output)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the output of %s: %w", c.Line, err)
+	}
+	if err := measuredSome(c.Line, rs); err != nil {
+		return nil, err
+	}
+	for i := range rs {
+		rs[i].Pkg = c.Pkg
+	}
+	return rs, nil
 }
 
 // measuredSome returns an error naming the command cmd if its results rs

@@ -57,7 +57,7 @@ func (w *rawWriter) marker(prefix string, v any) error {
 // invocation, each with the package it ran in, and the environment, whose
 // Commands are the invocations in the order they ran. name names the file
 // in errors. It checks each invocation's results as a run does (see
-// measuredSome).
+// invocationResults).
 func readRaw(r io.Reader, name string) ([]result, env, error) {
 	var (
 		results []result
@@ -82,15 +82,9 @@ func readRaw(r io.Reader, name string) ([]result, env, error) {
 			if c.Pkg == "" || c.Line == "" {
 				return nil, env{}, fmt.Errorf("%s:%d: the invocation names no package or no command", name, line)
 			}
-			rs, err := parse(&out)
+			rs, err := invocationResults(&out, c)
 			if err != nil {
-				return nil, env{}, fmt.Errorf("%s: the output of %s: %w", name, c.Line, err)
-			}
-			if err := measuredSome(c.Line, rs); err != nil {
 				return nil, env{}, fmt.Errorf("%s: %w", name, err)
-			}
-			for i := range rs {
-				rs[i].Pkg = c.Pkg
 			}
 			results = append(results, rs...)
 			e.Commands = append(e.Commands, c)
