@@ -13,13 +13,7 @@ type Map[K comparable, V any] struct {
 func (m Map[K, V]) Len() int { return m.size }
 
 // Get returns the value stored for k and whether it is present.
-func (m Map[K, V]) Get(k K) (V, bool) {
-	if m.root == nil {
-		var zero V
-		return zero, false
-	}
-	return m.root.get(k, hashOf(k), shapeOf[V]())
-}
+func (m Map[K, V]) Get(k K) (V, bool) { return m.GetHashed(k, hashOf(k)) }
 
 // GetHashed is Get for a key whose hash, Hash(k), is h.
 func (m Map[K, V]) GetHashed(k K, h uint64) (V, bool) {
