@@ -21,9 +21,7 @@ type Item[K comparable, V any] struct {
 // items would copy or grow a node per Set, leave the old ones to the
 // collector, and scatter the nodes over the heap in the order of the
 // keys; filled, the nodes lie in memory roughly in the order a walk of the
-// trie visits them, and All reads a large map about twice as fast. From
-// slabFill items on, the nodes are taken from slabs (see slabs), which the
-// collector marks in sequence rather than node by node.
+// trie visits them, and All reads a large map about twice as fast.
 func (t *Txn[K, V]) Fill(items []Item[K, V], keep func(held, later int) bool) {
 	t.live()
 	if t.root != nil {
@@ -36,9 +34,6 @@ func (t *Txn[K, V]) Fill(items []Item[K, V], keep func(held, later int) bool) {
 		panic("hamt: Fill of more than 2³¹-1 items")
 	}
 	f := filler[K, V]{items: items, keep: keep, own: t.own}
-	if len(items) >= slabFill {
-		f.sl = new(slabs)
-	}
 	a := make([]int32, 2*len(items))
 	src, dst := a[:len(items)], a[len(items):]
 	for i := range src {
@@ -53,8 +48,7 @@ type filler[K comparable, V any] struct {
 	items []Item[K, V]
 	keep  func(held, later int) bool
 	own   uint64
-	size  int    // keys placed so far
-	sl    *slabs // where the nodes come from: nil for one allocation each
+	size  int // keys placed so far
 }
 
 // node returns the node at the level that starts at shift holding the
@@ -109,11 +103,11 @@ func (f *filler[K, V]) node(src, dst []int32, shift uint) *node[K, V] {
 		kids []*node[K, V]
 	)
 	if nKids == 0 {
-		n, es = newLeafIn[K, V](f.sl, nData)
+		n, es = newLeaf[K, V](nData)
 	} else {
-		n, kids = newNodeIn[K, V](f.sl, nKids)
+		n, kids = newNode[K, V](nKids)
 		if nData > 0 {
-			es = slabEntries[K, V](f.sl, nData)
+			es = make([]entry[K, V], nData)
 		}
 	}
 	n.dataMap, n.nodeMap, n.owner = dataMap, nodeMap, f.own

@@ -195,63 +195,57 @@ func insertedChild[K comparable, V any](kids []*node[K, V], i int, child *node[K
 // Capacities are rounded up to a few sizes; the Go allocator would round
 // most of them anyway.
 func newNode[K comparable, V any](capacity int) (*node[K, V], []*node[K, V]) {
-	return newNodeIn[K, V](nil, capacity)
-}
-
-// newNodeIn is newNode, taking the block from sl (see slabs) unless sl is
-// nil.
-func newNodeIn[K comparable, V any](sl *slabs, capacity int) (*node[K, V], []*node[K, V]) {
 	type kids = *node[K, V]
 	switch {
 	case capacity == 0:
 		return new(node[K, V]), nil
 	case capacity <= 1:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [1]kids
-		}](sl, 0)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 2:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [2]kids
-		}](sl, 1)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 4:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [4]kids
-		}](sl, 2)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 8:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [8]kids
-		}](sl, 3)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 12:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [12]kids
-		}](sl, 4)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 16:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [16]kids
-		}](sl, 5)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 24:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [24]kids
-		}](sl, 6)
+		})
 		return &b.n, b.a[:capacity]
 	default:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [fanout]kids
-		}](sl, 7)
+		})
 		return &b.n, b.a[:capacity]
 	}
 }
@@ -260,73 +254,67 @@ func newNodeIn[K comparable, V any](sl *slabs, capacity int) (*node[K, V], []*no
 // block, and returns the node and that room. Capacities are rounded up to a
 // few sizes; capacity is at most fanout.
 func newLeaf[K comparable, V any](capacity int) (*node[K, V], []entry[K, V]) {
-	return newLeafIn[K, V](nil, capacity)
-}
-
-// newLeafIn is newLeaf, taking the block from sl (see slabs) unless sl is
-// nil.
-func newLeafIn[K comparable, V any](sl *slabs, capacity int) (*node[K, V], []entry[K, V]) {
 	type e = entry[K, V]
 	switch {
 	case capacity <= 1:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [1]e
-		}](sl, 8)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 2:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [2]e
-		}](sl, 9)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 3:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [3]e
-		}](sl, 10)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 4:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [4]e
-		}](sl, 11)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 5:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [5]e
-		}](sl, 12)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 6:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [6]e
-		}](sl, 13)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 8:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [8]e
-		}](sl, 14)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 12:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [12]e
-		}](sl, 15)
+		})
 		return &b.n, b.a[:capacity]
 	case capacity <= 16:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [16]e
-		}](sl, 16)
+		})
 		return &b.n, b.a[:capacity]
 	default:
-		b := take[struct {
+		b := new(struct {
 			n node[K, V]
 			a [fanout]e
-		}](sl, 17)
+		})
 		return &b.n, b.a[:capacity]
 	}
 }
