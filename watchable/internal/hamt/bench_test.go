@@ -209,7 +209,7 @@ func BenchmarkLiveGet(b *testing.B) {
 }
 
 // payload is a value with pointers for BenchmarkCollect to mark: a small
-// object reached through the trie, holding two more.
+// object, reached through the map, that holds a string and a slice.
 type payload struct {
 	name string
 	tags []string
@@ -223,37 +223,37 @@ var sinkCollected any
 // nodes scattered), and a Go map for comparison. ns/op is one collection.
 func BenchmarkCollect(b *testing.B) {
 	const n = 200_000
-	keys := make([]string, n)
 	items := make([]Item[string, *payload], n)
-	for i := range keys {
-		keys[i] = fmt.Sprint("ns/name-", i)
-		p := &payload{name: keys[i], tags: []string{keys[i]}}
-		items[i] = Item[string, *payload]{Key: keys[i], Hash: Hash(keys[i]), Val: p}
+	for i := range items {
+		k := fmt.Sprint("ns/name-", i)
+		items[i] = Item[string, *payload]{Key: k, Hash: Hash(k), Val: &payload{name: k, tags: []string{k}}}
 	}
-	build := map[string]func() any{
-		"trie=fill": func() any {
+	for _, c := range []struct {
+		name  string
+		build func() any
+	}{
+		{"trie=fill", func() any {
 			tx := Map[string, *payload]{}.Txn()
 			tx.Fill(items, nil)
 			return tx.Commit()
-		},
-		"trie=sets": func() any {
+		}},
+		{"trie=sets", func() any {
 			tx := Map[string, *payload]{}.Txn()
 			for _, it := range items {
 				tx.Set(it.Key, it.Val)
 			}
 			return tx.Commit()
-		},
-		"gomap": func() any {
+		}},
+		{"gomap", func() any {
 			m := make(map[string]*payload, n)
 			for _, it := range items {
 				m[it.Key] = it.Val
 			}
 			return m
-		},
-	}
-	for _, name := range []string{"trie=fill", "trie=sets", "gomap"} {
-		b.Run(name, func(b *testing.B) {
-			sinkCollected = build[name]()
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			sinkCollected = c.build()
 			runtime.GC()
 			b.ResetTimer()
 			for range b.N {
@@ -263,5 +263,4 @@ func BenchmarkCollect(b *testing.B) {
 			sinkCollected = nil
 		})
 	}
-	runtime.KeepAlive(items)
 }
