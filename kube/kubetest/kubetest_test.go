@@ -90,14 +90,14 @@ func TestCompactionMakesOldResourceVersionsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := first.DeepCopy()
-	var second *corev1.ConfigMap
+	var secondRV string // the version the first update made
 	for _, n := range []string{"1", "2", "3"} {
 		cm.Data["n"] = n
 		if cm, err = cms.Update(ctx(t, 30*time.Second), cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if second == nil {
-			second = cm.DeepCopy()
+		if secondRV == "" {
+			secondRV = cm.ResourceVersion
 		}
 	}
 
@@ -106,14 +106,14 @@ func TestCompactionMakesOldResourceVersionsGone(t *testing.T) {
 	// the second version is, not only the first: a watch from the first
 	// starts at the revision after it, which a compaction to exactly that
 	// revision keeps (list Gone, watch not).
-	old := metav1.ListOptions{ResourceVersion: second.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
+	old := metav1.ListOptions{ResourceVersion: secondRV, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 	var last error
 	err = wait.PollUntilContextTimeout(ctx(t, 2*time.Minute), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, last = cms.List(ctx, old)
 		return apierrors.IsResourceExpired(last) || apierrors.IsGone(last), nil
 	})
 	if err != nil {
-		t.Fatalf("list at compacted version %s: %v, want 410 Gone", second.ResourceVersion, last)
+		t.Fatalf("list at compacted version %s: %v, want 410 Gone", secondRV, last)
 	}
 
 	// A watch from there, as an informer's after a disconnection, is told to
