@@ -167,6 +167,36 @@ func ExampleMap_SubscribeKeys() {
 	// revision 3, 1 entries, updates [node-a=2]
 }
 
+// One lazy reader per key, for a fan-out to many readers: NotifyKeys wakes
+// a reader only when one of its keys changes, and the reader claims the net
+// change of its keys when it is ready. A write costs the readers it does
+// not concern nothing, however many there are, and a reader that falls
+// behind costs its writers only a signal.
+func ExampleMap_NotifyKeys() {
+	var m watchable.Map[string, int]
+	m.Store("node-a", 1)
+
+	changed := make(chan struct{}, 1)
+	m.NotifyKeys(context.Background(), changed, "node-a") // before the first State
+	last := m.State()
+
+	m.Store("node-b", 7) // not its key: no signal
+	select {
+	case <-changed:
+		fmt.Println("woken by another key")
+	default:
+	}
+
+	m.Store("node-a", 2)
+	m.Store("node-a", 3) // writes between two reads come as one net change
+	<-changed
+	cur := m.State()
+	for _, u := range cur.KeyUpdatesSince(last, "node-a") {
+		fmt.Printf("%s=%d\n", u.Key, u.Value)
+	}
+	// Output: node-a=3
+}
+
 // A component that owns a map writes it and hands out its View: readers
 // can load, take States and subscribe, but have no way to write.
 func ExampleMap_View() {

@@ -68,16 +68,10 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 		})
 	}
 	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
-	own := make([]K, 0, len(keys))
-	seen := make(map[K]bool, len(keys))
+	own := distinct(keys)
 	txn := hamt.Map[K, V]{}.Txn()
 	cur := m.live.Peek()
-	for _, k := range keys {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		own = append(own, k)
+	for _, k := range own {
 		if v, ok := cur.Get(k); ok {
 			txn.Set(k, v)
 		}

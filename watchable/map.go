@@ -34,8 +34,9 @@ type Map[K comparable, V any] struct {
 	// RegisterInitializer). It is negative so that the zero Map, which has
 	// no initializer, is initialized.
 	uninitialized bool
-	init          initialization  // see init.go
-	keys          *keyIndex[K, V] // SubscribeKeys' index, made on first use
+	init          initialization   // see init.go
+	keys          *keyIndex[K, V]  // SubscribeKeys' index, made on first use
+	keyNotes      *keyNotifiers[K] // NotifyKeys' index, made on first use
 	// pending is the array a Batch on a large map queues its Stores in
 	// (see Batch.flush), made on first use and kept empty between batches.
 	pending []pendingStore[K, V]
@@ -268,6 +269,7 @@ func (m *Map[K, V]) Close() {
 	}
 	m.routers = nil
 	m.keys = nil
+	m.keyNotes = nil
 	for _, n := range m.notifiers {
 		n.stop()
 		n.pos = -1
@@ -413,10 +415,15 @@ func (m *Map[K, V]) Subscribers() int {
 	return n
 }
 
-// Notifiers returns the number of active Notify registrations, with the
-// same lag as Subscribers once their context is done.
+// Notifiers returns the number of active Notify and NotifyKeys
+// registrations, with the same lag as Subscribers once their context is
+// done.
 func (m *Map[K, V]) Notifiers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.notifiers)
+	n := len(m.notifiers)
+	if m.keyNotes != nil {
+		n += len(m.keyNotes.all)
+	}
+	return n
 }

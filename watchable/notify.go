@@ -43,9 +43,4 @@ type notifier struct {
 	pos  int
 }
 
-func (n *notifier) signal() {
-	select {
-	case n.ch <- struct{}{}:
-	default:
-	}
-}
+func (n *notifier) signal() { send(n.ch) }

@@ -2,6 +2,7 @@ package watchable
 
 import (
 	"iter"
+	"slices"
 	"unsafe"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
@@ -88,6 +89,43 @@ func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 		}
 		return true
 	})
+	return out
+}
+
+// KeyUpdatesSince is UpdatesSince restricted to keys: the net change from
+// old to s of each of keys, in the order of keys (a key listed twice counts
+// once), compared as UpdatesSince compares. It costs O(k log N) for k
+// keys, however much else changed between the two States: it is the
+// reader's half of a Map.NotifyKeys registration, as UpdatesSince is of a
+// Map.Notify one.
+//
+// Since the zero State, it lists those of keys that s holds.
+func (s State[K, V]) KeyUpdatesSince(old State[K, V], keys ...K) []Update[K, V] {
+	var out []Update[K, V]
+	p := plainKindOf[V]()
+	var seen map[K]bool // for many keys; a few are checked by a scan
+	if len(keys) > 8 {
+		seen = make(map[K]bool, len(keys))
+	}
+	for i, k := range keys {
+		if seen != nil {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		} else if slices.Contains(keys[:i], k) {
+			continue
+		}
+		h := hamt.Hash(k)
+		nv, hasNew := s.m.GetHashed(k, h)
+		ov, hadOld := old.m.GetHashed(k, h)
+		switch {
+		case !hasNew && hadOld:
+			out = append(out, Update[K, V]{Key: k, Delete: true, Value: ov})
+		case hasNew && (!hadOld || !identical(&ov, &nv) && !equalAs(p, ov, nv)):
+			out = append(out, Update[K, V]{Key: k, Value: nv})
+		}
+	}
 	return out
 }
 

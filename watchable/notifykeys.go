@@ -1,0 +1,197 @@
+package watchable
+
+import (
+	"context"
+	"slices"
+)
+
+// NotifyKeys is Notify restricted to keys: it arranges for a send on ch
+// after every effective write that changes one of keys (a store of a
+// different value, or a delete), and when the map becomes initialized,
+// until ctx is done or the map is closed. Like Notify, it never blocks
+// sending to ch, and the map never closes ch. A key listed twice counts
+// once; no keys at all make a registration that only the initialization
+// signals.
+//
+// NotifyKeys is the lazy counterpart of SubscribeKeys, for fan-out to many
+// readers each following a few keys (a node's handler on its node): a
+// write costs O(1) for the registrations it does not concern, however many
+// there are, and for each one it concerns a single attempted send, with no
+// pending snapshot to merge into. The reader pays when it reads: it takes
+// the map's State and asks it for State.KeyUpdatesSince the State it took
+// last, in O(k log N) for its k keys (message.HandleKeysLazily runs that
+// loop), or simply Loads its key. Register before taking the first State,
+// so that no write in between is missed.
+func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...K) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || ctx.Err() != nil {
+		return
+	}
+	if m.keyNotes == nil {
+		x := &keyNotifiers[K]{first: map[K]chan<- struct{}{}, more: map[K][]chan<- struct{}{}}
+		m.keyNotes = x
+		m.routers = append(m.routers, &router[K, V]{
+			prepare:     func([]change[K, V]) {},
+			moves:       func([]change[K, V]) bool { return false },
+			tell:        func(changes []change[K, V], _ uint64) { tellKeyNotifiers(x, changes) },
+			flushAll:    func(uint64) { x.signalAll() },
+			active:      func() bool { return len(x.all) > 0 },
+			subscribers: func() int { return 0 },
+			closeAll:    x.closeAll,
+		})
+	}
+	r := &keyNotifier[K]{ch: ch, keys: distinct(keys)}
+	x := m.keyNotes
+	x.add(r)
+	r.stop = context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if r.pos < 0 {
+			return // removed by Close
+		}
+		x.remove(r)
+	})
+}
+
+// NotifyKeys signals ch after every effective write to one of keys; see
+// Map.NotifyKeys.
+func (v View[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...K) {
+	v.mp().NotifyKeys(ctx, ch, keys...)
+}
+
+// keyNotifiers is the router of NotifyKeys: for each key, the channels of
+// the registrations that follow it. Guarded by m.mu.
+//
+// A key usually has one reader (a node's handler on its node), so the
+// first channel of each key is held in a map of its own, whose entries are
+// a key and a pointer: with thousands of keys, a write reaches its channel
+// with one probe of a small table. Only keys with more readers have an
+// entry in more, which a write consults only when there is one.
+type keyNotifiers[K comparable] struct {
+	first map[K]chan<- struct{}
+	more  map[K][]chan<- struct{} // the second and later channels of a key
+	all   []*keyNotifier[K]       // each once; r.pos is its index here
+}
+
+// keyNotifier is one NotifyKeys registration.
+type keyNotifier[K comparable] struct {
+	ch   chan<- struct{}
+	keys []K
+	stop func() bool
+	pos  int // index in keyNotifiers.all, or -1 once removed
+}
+
+func (x *keyNotifiers[K]) add(r *keyNotifier[K]) {
+	for _, k := range r.keys {
+		if _, ok := x.first[k]; ok {
+			x.more[k] = append(x.more[k], r.ch)
+		} else {
+			x.first[k] = r.ch
+		}
+	}
+	r.pos = len(x.all)
+	x.all = append(x.all, r)
+}
+
+// remove drops one occurrence of r's channel from each of its keys: two
+// registrations of one channel on one key signal alike, so which of them
+// goes does not matter.
+func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
+	for _, k := range r.keys {
+		more := x.more[k]
+		if x.first[k] == r.ch {
+			if n := len(more); n > 0 {
+				x.first[k] = more[n-1]
+				more[n-1] = nil
+				more = more[:n-1]
+			} else {
+				delete(x.first, k)
+			}
+		} else if i := slices.Index(more, r.ch); i >= 0 {
+			last := len(more) - 1
+			more[i] = more[last]
+			more[last] = nil
+			more = more[:last]
+		}
+		if len(more) == 0 {
+			delete(x.more, k)
+		} else {
+			x.more[k] = more
+		}
+	}
+	last := len(x.all) - 1
+	x.all[r.pos] = x.all[last]
+	x.all[r.pos].pos = r.pos
+	x.all[last] = nil
+	x.all = x.all[:last]
+	r.pos = -1
+}
+
+// tellKeyNotifiers signals the channels of the keys that changes change.
+// A silent change (an equal value stored) signals nobody, even in a write
+// that is effective for other reasons.
+func tellKeyNotifiers[K comparable, V any](x *keyNotifiers[K], changes []change[K, V]) {
+	for i := range changes {
+		c := &changes[i]
+		if c.silent {
+			continue
+		}
+		ch, ok := x.first[c.key]
+		if !ok {
+			continue
+		}
+		send(ch)
+		if len(x.more) > 0 {
+			for _, ch := range x.more[c.key] {
+				send(ch)
+			}
+		}
+	}
+}
+
+func (x *keyNotifiers[K]) signalAll() {
+	for _, r := range x.all {
+		send(r.ch)
+	}
+}
+
+func (x *keyNotifiers[K]) closeAll() {
+	for _, r := range x.all {
+		r.stop()
+		r.pos = -1
+	}
+	x.all = nil
+	clear(x.first)
+	clear(x.more)
+}
+
+// send signals ch without blocking: a signal already pending is enough.
+func send(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// distinct returns keys without repeats, in their first order, in a slice
+// of its own.
+func distinct[K comparable](keys []K) []K {
+	out := make([]K, 0, len(keys))
+	if len(keys) <= 8 {
+		for _, k := range keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	seen := make(map[K]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
