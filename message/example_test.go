@@ -76,6 +76,38 @@ func ExampleHandleLazily() {
 	// withdrawn: tea
 }
 
+// One loop per node, each following its own node's entry: a write wakes
+// only the loop of the node it changes, however many loops there are, and
+// a loop that falls behind handles the net change when it catches up.
+func ExampleHandleKeysLazily() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var nodes watchable.Map[string, string]
+	nodes.Replace(map[string]string{"node-a": "ready", "node-b": "ready"})
+
+	message.HandleKeysLazily(ctx, message.Loop{Runner: "agent", Message: "nodes"}, nodes.View(), []string{"node-a"},
+		func(ctx context.Context, u watchable.Update[string, string]) error {
+			if u.Delete {
+				fmt.Println(u.Key, "removed")
+				cancel() // HandleKeysLazily returns when ctx is done
+				return nil
+			}
+			fmt.Println(u.Key, u.Value)
+			if u.Value == "ready" {
+				nodes.Store("node-b", "draining") // not its node: not handled
+				nodes.Store("node-a", "draining")
+				nodes.Store("node-a", "cordoned") // handled once, as cordoned
+			} else {
+				nodes.Delete("node-a")
+			}
+			return nil
+		})
+	// Output:
+	// node-a ready
+	// node-a cordoned
+	// node-a removed
+}
+
 // A state-of-the-world consumer recomputes from the whole State of each
 // snapshot.
 func ExampleHandleSnapshots() {

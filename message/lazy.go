@@ -24,13 +24,42 @@ import (
 // update. The map never ends the loop: after the map is closed it simply
 // sees no more changes.
 func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
-	h := newHandler(ctx, loop, opts)
 	changed := make(chan struct{}, 1)
 	src.Notify(ctx, changed) // before the first State: no write is missed
+	handleLazily(ctx, loop, src, changed, watchable.State[K, V].UpdatesSince, handle, opts)
+}
+
+// HandleKeysLazily is HandleLazily restricted to keys, for fan-out to many
+// loops each following a few keys (a node's handler on its node): it
+// follows src with watchable.Map.NotifyKeys and
+// watchable.State.KeyUpdatesSince, so that a write costs O(1) for the
+// loops it does not concern however many there are, and a read costs the
+// loop O(k log N) for its k keys.
+//
+// handle is called once per key of keys present initially, then, each time
+// one of keys has changed since the loop last read it, once per such key
+// whose value differs from the one handled last (a delete carries that
+// value), in the order of keys. Errors, panics, ctx and the map's closing
+// are treated as in HandleLazily.
+func HandleKeysLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], keys []K, handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
+	keys = append([]K(nil), keys...) // the caller may reuse its slice
+	changed := make(chan struct{}, 1)
+	src.NotifyKeys(ctx, changed, keys...) // before the first State
+	since := func(cur, last watchable.State[K, V]) []watchable.Update[K, V] {
+		return cur.KeyUpdatesSince(last, keys...)
+	}
+	handleLazily(ctx, loop, src, changed, since, handle, opts)
+}
+
+// handleLazily is the loop of HandleLazily and HandleKeysLazily: on each
+// signal on changed it takes src's State and handles since(it, the State
+// it took last).
+func handleLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], changed <-chan struct{}, since func(cur, last watchable.State[K, V]) []watchable.Update[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts []Option) {
+	h := newHandler(ctx, loop, opts)
 	var last watchable.State[K, V]
 	for ctx.Err() == nil {
 		cur := src.State()
-		updates := cur.UpdatesSince(last)
+		updates := since(cur, last)
 		last = cur
 		if len(updates) > 0 {
 			h.delivered(len(updates))

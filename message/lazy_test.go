@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,5 +119,60 @@ func TestHandleLazilyReturnsWhenCtxIsDone(t *testing.T) {
 	}
 	if n := m.Notifiers(); n != 0 {
 		t.Errorf("%d notifiers left registered", n)
+	}
+}
+
+func TestHandleKeysLazilySeesEveryKindOfChange(t *testing.T) {
+	seesEveryKindOfChange(t, func(ctx context.Context, m *watchable.Map[string, int], r *recorder) {
+		message.HandleKeysLazily(ctx, meta, m.View(), []string{"a", "b"}, r.update)
+	})
+}
+
+// TestHandleKeysLazilySeesOnlyItsKeys holds the handler while the map
+// changes its keys and others, and checks that the loop then handles the net
+// change of its own keys only, in the order of the keys.
+func TestHandleKeysLazilySeesOnlyItsKeys(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 1, "b": 2, "c": 3, "x": 0})
+	r := &recorder{t: t, calls: make(chan string)} // unbuffered: the handler waits for us
+	keys := []string{"c", "a", "z"}
+	done := goHandle(func() { message.HandleKeysLazily(ctx, meta, m.View(), keys, r.update) })
+
+	first := []string{receive(t, r.calls)} // the loop is now inside the handler
+	keys[0] = "b"                          // the loop keeps its own copy of keys
+	for i := range 100 {
+		m.Store("a", 100+i)
+		m.Store("b", i)
+		m.Store("x", i)
+		m.Store("z", i)
+		m.Delete("z")
+	}
+	m.Delete("c")
+	first = append(first, receive(t, r.calls))
+	if diff := cmp.Diff([]string{"c=3", "a=1"}, first); diff != "" {
+		t.Errorf("initial contents handled (-want +got):\n%s", diff)
+	}
+	later := []string{receive(t, r.calls), receive(t, r.calls)}
+	if diff := cmp.Diff([]string{"-c", "a=199"}, later); diff != "" {
+		t.Errorf("net change handled (-want +got):\n%s", diff)
+	}
+	m.Store("b", 7)
+	m.Store("z", 26)
+	if got := receive(t, r.calls); got != "z=26" {
+		t.Errorf("handled %q, want z=26", got)
+	}
+	cancel()
+	waitDone(t, done, "the loop to return after cancel")
+	if n := m.Notifiers(); n != 0 {
+		// Removed by a goroutine context.AfterFunc starts: give it a moment.
+		deadline := time.Now().Add(time.Minute)
+		for m.Notifiers() != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := m.Notifiers(); n != 0 {
+			t.Errorf("%d notifiers left registered a minute after cancel", n)
+		}
 	}
 }
