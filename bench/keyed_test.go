@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+
+	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // keyedMap is the map size of the keyed-subscription scenario.
@@ -29,7 +32,7 @@ const keyedMap = 10000
 func BenchmarkKeyedSubscribers(b *testing.B) {
 	lib := libNames[0]
 	b.Run("lib="+lib+"/val="+ints.name+fmt.Sprintf("/N=%d", keyedMap), func(b *testing.B) {
-		for _, how := range []string{"keys", "subset", "none"} {
+		for _, how := range []string{"keys", "lazy", "subset", "none"} {
 			for _, s := range []int{1, 1000, 10000} {
 				if how == "subset" && s > 1000 {
 					continue // ten million predicate calls per thousand Stores
@@ -47,10 +50,17 @@ func benchKeyed(b *testing.B, how string, s int) {
 	o := filled(libNames[0], ints, keyedMap).(*ours[int])
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var held []watchable.State[string, int]
 	for i := range s {
 		switch how {
 		case "keys":
 			o.m.SubscribeKeys(ctx, keys[i])
+		case "lazy":
+			// A lazy reader between reads: its registration, with its
+			// signal pending, and the State it took last.
+			ch := make(chan struct{}, 1)
+			o.m.NotifyKeys(ctx, ch, keys[i])
+			held = append(held, o.m.State())
 		case "subset":
 			k := keys[i]
 			o.m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })
@@ -65,4 +75,5 @@ func benchKeyed(b *testing.B, how string, s int) {
 		o.Store(keys[i%s], ringSize+1+i)
 	}
 	b.StopTimer()
+	runtime.KeepAlive(held)
 }

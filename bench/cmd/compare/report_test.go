@@ -268,3 +268,27 @@ func TestVerdictWithinNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedTarget checks that target 6 is judged on the lazy keyed reader
+// with the SubscribeKeys channel's own verdict beside it, and on the
+// channel alone when the lazy rows are missing.
+func TestKeyedTarget(t *testing.T) {
+	const base = "BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how="
+	keys := base + "keys/S=1-2 100 100 ns/op\n" + base + "keys/S=1000-2 100 120 ns/op\n" + base + "keys/S=10000-2 100 300 ns/op\n"
+	lazy := base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=1000-2 100 110 ns/op\n" + base + "lazy/S=10000-2 100 140 ns/op\n"
+	tests := []struct{ input, want string }{
+		{keys + lazy,
+			"PASS (lazy keyed reader); SubscribeKeys channel: MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×; " +
+				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
+		{keys,
+			"MISS: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
+		{base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=10000-2 100 160 ns/op\n",
+			"MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=10,000 ÷ S=1 1.60×; not measured: S=1,000 ÷ S=1"},
+	}
+	for _, tt := range tests {
+		tg := keyedTarget(mustParse(t, tt.input))
+		if got := tg.verdict + ": " + tg.measured; got != tt.want {
+			t.Errorf("keyedTarget(%q) =\n%q, want\n%q", tt.input, got, tt.want)
+		}
+	}
+}
