@@ -10,7 +10,9 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-func isClosed(ch <-chan struct{}) bool {
+// received reports whether a receive from ch would not block (it is
+// closed, or holds a signal), and receives.
+func received(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
@@ -21,7 +23,7 @@ func isClosed(ch <-chan struct{}) bool {
 
 func TestPlainMapIsInitialized(t *testing.T) {
 	var m watchable.Map[string, int]
-	if !isClosed(m.Initialized()) {
+	if !received(m.Initialized()) {
 		t.Fatal("a map without initializers is not initialized")
 	}
 	if s := next(t, m.Subscribe(t.Context())); !s.Initialized {
@@ -37,7 +39,7 @@ func TestInitializers(t *testing.T) {
 	loadA := m.RegisterInitializer("a")
 	loadB := m.RegisterInitializer("b")
 	init := m.Initialized()
-	if isClosed(init) {
+	if received(init) {
 		t.Fatal("initialized with two initializers pending")
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, m.PendingInitializers()); diff != "" {
@@ -61,14 +63,14 @@ func TestInitializers(t *testing.T) {
 
 	loadA()
 	loadA() // only the first call counts
-	if isClosed(init) || !cmp.Equal(m.PendingInitializers(), []string{"b"}) {
-		t.Fatalf("after one of two initializers: closed %v, pending %v", isClosed(init), m.PendingInitializers())
+	if received(init) || !cmp.Equal(m.PendingInitializers(), []string{"b"}) {
+		t.Fatalf("after one of two initializers: closed %v, pending %v", received(init), m.PendingInitializers())
 	}
 	nothingPending(t, sub)
 
 	rev := m.Revision()
 	loadB()
-	if !isClosed(init) || !isClosed(m.Initialized()) {
+	if !received(init) || !received(m.Initialized()) {
 		t.Fatal("not initialized after every initializer finished")
 	}
 	if m.Revision() != rev+1 {
@@ -88,7 +90,7 @@ func TestInitializers(t *testing.T) {
 
 	// Initialized for good: a late initializer changes nothing.
 	late := m.RegisterInitializer("late")
-	if !isClosed(m.Initialized()) || len(m.PendingInitializers()) != 0 {
+	if !received(m.Initialized()) || len(m.PendingInitializers()) != 0 {
 		t.Fatal("a late initializer made an initialized map wait")
 	}
 	late()
@@ -148,7 +150,7 @@ func TestInitializerAfterClose(t *testing.T) {
 	done := m.RegisterInitializer("loader")
 	m.Close()
 	done()
-	if !isClosed(m.Initialized()) {
+	if !received(m.Initialized()) {
 		t.Fatal("not initialized after its initializer finished on a closed map")
 	}
 	if m.Revision() != 0 {
@@ -187,7 +189,7 @@ func TestInitializedFollowsTheRevision(t *testing.T) {
 		started := make(chan struct{})
 		go func() {
 			close(started)
-			for !isClosed(ready) { // spins, to read the revision the moment ready closes
+			for !received(ready) { // spins, to read the revision the moment ready closes
 			}
 			got <- m.Revision()
 		}()

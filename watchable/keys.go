@@ -123,14 +123,10 @@ func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
 			ks.first = nil
 			if n := len(ks.more); n > 0 {
 				ks.first = ks.more[n-1]
-				ks.more[n-1] = nil
-				ks.more = ks.more[:n-1]
+				ks.more = cut(ks.more, n-1)
 			}
 		} else if i := slices.Index(ks.more, s); i >= 0 {
-			last := len(ks.more) - 1
-			ks.more[i] = ks.more[last]
-			ks.more[last] = nil
-			ks.more = ks.more[:last]
+			ks.more = cut(ks.more, i)
 		}
 		if ks.first == nil {
 			delete(x.subs, k)
@@ -138,11 +134,43 @@ func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
 			x.subs[k] = ks
 		}
 	}
-	last := len(x.all) - 1
-	x.all[s.pos] = x.all[last]
-	x.all[s.pos].pos = s.pos
-	x.all[last] = nil
-	x.all = x.all[:last]
+	x.all = cut(x.all, s.pos)
+	if s.pos < len(x.all) {
+		x.all[s.pos].pos = s.pos
+	}
+}
+
+// cut removes s[i] by moving the last element into its place, and clears
+// the vacated slot so that it keeps nothing alive. Lists that keep their
+// elements' positions must tell the moved one its new index.
+func cut[T any](s []T, i int) []T {
+	last := len(s) - 1
+	s[i] = s[last]
+	var zero T
+	s[last] = zero
+	return s[:last]
+}
+
+// distinct returns keys without repeats, in their first order, in a slice
+// of its own.
+func distinct[K comparable](keys []K) []K {
+	out := make([]K, 0, len(keys))
+	if len(keys) <= 8 {
+		for _, k := range keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	seen := make(map[K]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func (x *keyIndex[K, V]) tell(changes []change[K, V], rev uint64) {

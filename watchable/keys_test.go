@@ -308,7 +308,7 @@ func TestPartitionSizesFollowInitialization(t *testing.T) {
 	m.Store("a", "node-1")
 	p := watchable.PartitionBy(t.Context(), m.View(), func(_ string, node string) string { return node })
 	sizes := p.Sizes()
-	if isClosed(sizes.Initialized()) {
+	if received(sizes.Initialized()) {
 		t.Fatal("Sizes is initialized while the indexed map is not")
 	}
 	if got := sizes.PendingInitializers(); len(got) != 1 || !strings.Contains(got[0], "loader") {
@@ -327,7 +327,7 @@ func TestPartitionSizesFollowInitialization(t *testing.T) {
 
 	// An index of an initialized map is initialized at once.
 	q := watchable.PartitionBy(t.Context(), m.View(), func(_ string, node string) string { return node })
-	if !isClosed(q.Sizes().Initialized()) {
+	if !received(q.Sizes().Initialized()) {
 		t.Fatal("Sizes of an initialized map is not initialized")
 	}
 }

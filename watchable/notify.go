@@ -26,11 +26,10 @@ func (m *Map[K, V]) Notify(ctx context.Context, ch chan<- struct{}) {
 		if n.pos < 0 {
 			return // removed by Close
 		}
-		last := len(m.notifiers) - 1
-		m.notifiers[n.pos] = m.notifiers[last]
-		m.notifiers[n.pos].pos = n.pos
-		m.notifiers[last] = nil
-		m.notifiers = m.notifiers[:last]
+		m.notifiers = cut(m.notifiers, n.pos)
+		if n.pos < len(m.notifiers) {
+			m.notifiers[n.pos].pos = n.pos
+		}
 		n.pos = -1
 	})
 }
@@ -44,3 +43,11 @@ type notifier struct {
 }
 
 func (n *notifier) signal() { send(n.ch) }
+
+// send signals ch without blocking: a signal already pending is enough.
+func send(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -16,29 +16,21 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("with one Notify registration: Notifiers = %d, Subscribers = %d; want 1, 0", n, s)
 	}
 
-	signalled := func() bool {
-		select {
-		case <-ch:
-			return true
-		default:
-			return false
-		}
-	}
-	if signalled() {
+	if received(ch) {
 		t.Fatal("signalled before any write")
 	}
 	m.Store("a", 1)
 	m.Store("b", 2)
 	m.Batch(func(b *watchable.Batch[string, int]) { b.Store("c", 3) })
-	if !signalled() {
+	if !received(ch) {
 		t.Fatal("no signal after writes")
 	}
-	if signalled() {
+	if received(ch) {
 		t.Fatal("writes queued more than one signal in a buffer of one")
 	}
 	m.Store("a", 1) // equal: not a change
 	m.Delete("zz")  // missing: not a change
-	if signalled() {
+	if received(ch) {
 		t.Fatal("signalled for writes that changed nothing")
 	}
 
@@ -47,7 +39,7 @@ func TestNotify(t *testing.T) {
 	// wait until a write no longer signals.
 	for {
 		m.Store("a", int(m.Revision())+1)
-		if !signalled() {
+		if !received(ch) {
 			break
 		}
 	}
@@ -58,7 +50,7 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("Notifiers after Close = %d; want 0", n)
 	}
 	m.Store("x", 1)
-	if signalled() {
+	if received(ch) {
 		t.Fatal("signalled after Close")
 	}
 	m.Notify(t.Context(), ch) // on a closed map: nothing

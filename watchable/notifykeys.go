@@ -103,16 +103,12 @@ func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
 		if x.first[k] == r.ch {
 			if n := len(more); n > 0 {
 				x.first[k] = more[n-1]
-				more[n-1] = nil
-				more = more[:n-1]
+				more = cut(more, n-1)
 			} else {
 				delete(x.first, k)
 			}
 		} else if i := slices.Index(more, r.ch); i >= 0 {
-			last := len(more) - 1
-			more[i] = more[last]
-			more[last] = nil
-			more = more[:last]
+			more = cut(more, i)
 		}
 		if len(more) == 0 {
 			delete(x.more, k)
@@ -120,11 +116,10 @@ func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
 			x.more[k] = more
 		}
 	}
-	last := len(x.all) - 1
-	x.all[r.pos] = x.all[last]
-	x.all[r.pos].pos = r.pos
-	x.all[last] = nil
-	x.all = x.all[:last]
+	x.all = cut(x.all, r.pos)
+	if r.pos < len(x.all) {
+		x.all[r.pos].pos = r.pos
+	}
 	r.pos = -1
 }
 
@@ -164,34 +159,4 @@ func (x *keyNotifiers[K]) closeAll() {
 	x.all = nil
 	clear(x.first)
 	clear(x.more)
-}
-
-// send signals ch without blocking: a signal already pending is enough.
-func send(ch chan<- struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// distinct returns keys without repeats, in their first order, in a slice
-// of its own.
-func distinct[K comparable](keys []K) []K {
-	out := make([]K, 0, len(keys))
-	if len(keys) <= 8 {
-		for _, k := range keys {
-			if !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	seen := make(map[K]bool, len(keys))
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
 }

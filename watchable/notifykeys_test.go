@@ -13,16 +13,6 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// signalled reports whether ch holds a signal, and takes it.
-func signalled(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 func TestNotifyKeys(t *testing.T) {
 	var m watchable.Map[string, int]
 	m.Store("a", 1)
@@ -32,7 +22,7 @@ func TestNotifyKeys(t *testing.T) {
 	if n, s := m.Notifiers(), m.Subscribers(); n != 1 || s != 0 {
 		t.Fatalf("with one NotifyKeys registration: Notifiers = %d, Subscribers = %d; want 1, 0", n, s)
 	}
-	if signalled(ch) {
+	if received(ch) {
 		t.Fatal("signalled before any write")
 	}
 
@@ -41,7 +31,7 @@ func TestNotifyKeys(t *testing.T) {
 	m.Batch(func(b *watchable.Batch[string, int]) { b.Store("c", 3) })
 	m.Store("a", 1) // equal: not a change
 	m.Delete("z")   // missing: not a change
-	if signalled(ch) {
+	if received(ch) {
 		t.Fatal("signalled for writes that did not change its keys")
 	}
 
@@ -59,16 +49,16 @@ func TestNotifyKeys(t *testing.T) {
 		{"LoadOrStore", func() { m.LoadOrStore("a", 6) }},
 	} {
 		write.do()
-		if !signalled(ch) {
+		if !received(ch) {
 			t.Fatalf("no signal after %s of its key", write.name)
 		}
-		if signalled(ch) {
+		if received(ch) {
 			t.Fatalf("%s queued more than one signal in a buffer of one", write.name)
 		}
 	}
 	// A write that is effective for another key, but silent for its own.
 	m.Batch(func(b *watchable.Batch[string, int]) { b.Store("a", 6); b.Store("c", 5) })
-	if signalled(ch) {
+	if received(ch) {
 		t.Fatal("signalled for an equal value stored in an effective Batch")
 	}
 
@@ -78,7 +68,7 @@ func TestNotifyKeys(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		m.Store("a", int(m.Revision())+100)
-		if !signalled(ch) {
+		if !received(ch) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -95,7 +85,7 @@ func TestNotifyKeys(t *testing.T) {
 		t.Fatalf("Notifiers after Close = %d; want 0", n)
 	}
 	m.Store("a", 1)
-	if signalled(ch) {
+	if received(ch) {
 		t.Fatal("signalled after Close")
 	}
 	m.NotifyKeys(t.Context(), ch, "a") // on a closed map: nothing
@@ -120,7 +110,7 @@ func TestNotifyKeysShared(t *testing.T) {
 
 	check := func(when string, want map[string]bool) {
 		t.Helper()
-		got := map[string]bool{"a": signalled(a), "ab": signalled(ab), "twice": signalled(twice), "none": signalled(none)}
+		got := map[string]bool{"a": received(a), "ab": received(ab), "twice": received(twice), "none": received(none)}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("signalled after %s (-want +got):\n%s", when, diff)
 		}
@@ -157,14 +147,14 @@ func TestNotifyKeysSilentStore(t *testing.T) {
 		b.Store("a", heartbeat{N: 1, At: 3})
 		b.Store("c", heartbeat{N: 1})
 	})
-	if signalled(ch) {
+	if received(ch) {
 		t.Fatal("signalled for silent stores of its key")
 	}
 	if v, _ := m.Load("a"); v.At != 3 {
 		t.Fatalf("the map holds %+v; want the last heartbeat kept", v)
 	}
 	m.Store("a", heartbeat{N: 2, At: 4})
-	if !signalled(ch) {
+	if !received(ch) {
 		t.Fatal("no signal for a change of its key")
 	}
 }
@@ -176,26 +166,18 @@ func TestNotifyKeysSignalsInitialization(t *testing.T) {
 	m.NotifyKeys(t.Context(), ch, "a")
 	m.NotifyKeys(t.Context(), none)
 	m.Store("b", 1)
-	if signalled(ch) || signalled(none) {
+	if received(ch) || received(none) {
 		t.Fatal("signalled for another key while initializing")
 	}
 	done()
-	if !signalled(ch) || !signalled(none) {
+	if !received(ch) || !received(none) {
 		t.Fatal("not signalled when the map became initialized")
 	}
 }
 
 func TestKeyUpdatesSince(t *testing.T) {
-	var m watchable.Map[string, *endpoint]
-	ep := func(addr string) *endpoint {
-		return &endpoint{Addr: addr, Labels: map[string]string{"zone": "a"}}
-	}
-	m.Store("a", ep("10.0.0.1"))
-	m.Store("b", ep("10.0.0.2"))
-	m.Store("c", ep("10.0.0.3"))
-	first := m.State()
+	first, _, third := endpointStates()
 	var zero watchable.State[string, *endpoint]
-
 	keys := func(updates []watchable.Update[string, *endpoint]) []string {
 		var out []string
 		for _, u := range updates {
@@ -217,25 +199,15 @@ func TestKeyUpdatesSince(t *testing.T) {
 		t.Fatalf("no keys list %v", got)
 	}
 
-	m.Store("a", ep("10.0.0.1")) // equal: not a change
-	m.Store("b", ep("10.0.0.9")) // changed
-	m.Store("c", ep("10.0.0.4")) // changed, then changed back
-	m.Store("c", ep("10.0.0.3"))
-	m.Store("d", ep("10.0.0.5")) // added
-	m.Store("e", ep("10.0.0.6")) // added, then deleted
-	m.Delete("e")
-	m.Delete("a")
-	second := m.State()
-
 	all := []string{"e", "d", "c", "b", "a", "x"}
-	if diff := cmp.Diff([]string{"d=10.0.0.5", "b=10.0.0.9", "-a"}, keys(second.KeyUpdatesSince(first, all...))); diff != "" {
-		t.Fatalf("second since first (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"d=10.0.0.5", "b=10.0.0.9", "-a"}, keys(third.KeyUpdatesSince(first, all...))); diff != "" {
+		t.Fatalf("third since first (-want +got):\n%s", diff)
 	}
-	del := second.KeyUpdatesSince(first, "a")
+	del := third.KeyUpdatesSince(first, "a")
 	if len(del) != 1 || del[0].Value.Addr != "10.0.0.1" {
 		t.Fatalf("a delete carries %v, want the value first held", del)
 	}
-	if diff := cmp.Diff([]string{"b=10.0.0.2", "a=10.0.0.1", "-d"}, keys(first.KeyUpdatesSince(second, "b", "a", "d"))); diff != "" {
+	if diff := cmp.Diff([]string{"b=10.0.0.2", "a=10.0.0.1", "-d"}, keys(first.KeyUpdatesSince(third, "b", "a", "d"))); diff != "" {
 		t.Fatalf("backwards (-want +got):\n%s", diff)
 	}
 
@@ -245,7 +217,7 @@ func TestKeyUpdatesSince(t *testing.T) {
 		many = append(many, fmt.Sprintf("k%d", i%12), "b")
 	}
 	many = append(many, "d")
-	if diff := cmp.Diff([]string{"b=10.0.0.9", "d=10.0.0.5"}, keys(second.KeyUpdatesSince(first, many...))); diff != "" {
+	if diff := cmp.Diff([]string{"b=10.0.0.9", "d=10.0.0.5"}, keys(third.KeyUpdatesSince(first, many...))); diff != "" {
 		t.Fatalf("many keys with repeats (-want +got):\n%s", diff)
 	}
 }

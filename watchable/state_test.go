@@ -51,15 +51,35 @@ func keysOf[V any](updates []watchable.Update[string, V]) map[string]bool {
 	return out
 }
 
-func TestUpdatesSince(t *testing.T) {
+func ep(addr string) *endpoint {
+	return &endpoint{Addr: addr, Labels: map[string]string{"zone": "a"}}
+}
+
+// endpointStates makes three States of a map of endpoints: first holds a,
+// b and c; second follows an equal store to a, a change to b, a change to
+// c undone, a delete of an absent d, d added, and e added and deleted;
+// third follows a delete of a.
+func endpointStates() (first, second, third watchable.State[string, *endpoint]) {
 	var m watchable.Map[string, *endpoint]
-	ep := func(addr string) *endpoint {
-		return &endpoint{Addr: addr, Labels: map[string]string{"zone": "a"}}
-	}
 	m.Store("a", ep("10.0.0.1"))
 	m.Store("b", ep("10.0.0.2"))
 	m.Store("c", ep("10.0.0.3"))
-	first := m.State()
+	first = m.State()
+	m.Store("a", ep("10.0.0.1")) // equal: not a change
+	m.Store("b", ep("10.0.0.9")) // changed
+	m.Store("c", ep("10.0.0.4")) // changed, then changed back
+	m.Store("c", ep("10.0.0.3"))
+	m.Delete("d")                // absent: nothing
+	m.Store("d", ep("10.0.0.5")) // added
+	m.Store("e", ep("10.0.0.6")) // added, then deleted
+	m.Delete("e")
+	second = m.State()
+	m.Delete("a")
+	return first, second, m.State()
+}
+
+func TestUpdatesSince(t *testing.T) {
+	first, second, third := endpointStates()
 
 	// Since the zero State: every entry.
 	all := first.UpdatesSince(watchable.State[string, *endpoint]{})
@@ -69,18 +89,6 @@ func TestUpdatesSince(t *testing.T) {
 	if got := first.UpdatesSince(first); len(got) != 0 {
 		t.Fatalf("a State since itself lists %v", got)
 	}
-
-	m.Store("a", ep("10.0.0.1")) // equal: not a change
-	m.Store("b", ep("10.0.0.9")) // changed
-	m.Store("c", ep("10.0.0.4")) // changed, then changed back
-	m.Store("c", ep("10.0.0.3"))
-	m.Delete("d")                // absent: nothing
-	m.Store("d", ep("10.0.0.5")) // added
-	m.Store("e", ep("10.0.0.6")) // added, then deleted
-	m.Delete("e")
-	second := m.State()
-	m.Delete("a")
-	third := m.State()
 
 	got := second.UpdatesSince(first)
 	if diff := cmp.Diff(map[string]bool{"b": false, "d": false}, keysOf(got)); diff != "" {
