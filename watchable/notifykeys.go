@@ -3,6 +3,8 @@ package watchable
 import (
 	"context"
 	"slices"
+
+	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
 // NotifyKeys is Notify restricted to keys: it arranges for a send on ch
@@ -29,7 +31,7 @@ func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 		return
 	}
 	if m.keyNotes == nil {
-		x := &keyNotifiers[K]{first: map[K]chan<- struct{}{}, more: map[K][]chan<- struct{}{}}
+		x := &keyNotifiers[K]{more: map[K][]chan<- struct{}{}}
 		m.keyNotes = x
 		m.routers = append(m.routers, &router[K, V]{
 			prepare:     func([]change[K, V]) {},
@@ -64,12 +66,11 @@ func (v View[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 // the registrations that follow it. Guarded by m.mu.
 //
 // A key usually has one reader (a node's handler on its node), so the
-// first channel of each key is held in a map of its own, whose entries are
-// a key and a pointer: with thousands of keys, a write reaches its channel
-// with one probe of a small table. Only keys with more readers have an
+// first channel of each key is held in a table of its own (see chanTable),
+// where a write finds it in one probe. Only keys with more readers have an
 // entry in more, which a write consults only when there is one.
 type keyNotifiers[K comparable] struct {
-	first map[K]chan<- struct{}
+	first chanTable[K]
 	more  map[K][]chan<- struct{} // the second and later channels of a key
 	all   []*keyNotifier[K]       // each once; r.pos is its index here
 }
@@ -84,10 +85,10 @@ type keyNotifier[K comparable] struct {
 
 func (x *keyNotifiers[K]) add(r *keyNotifier[K]) {
 	for _, k := range r.keys {
-		if _, ok := x.first[k]; ok {
+		if _, ok := x.first.get(k, hamt.Hash(k)); ok {
 			x.more[k] = append(x.more[k], r.ch)
 		} else {
-			x.first[k] = r.ch
+			x.first.set(k, hamt.Hash(k), r.ch)
 		}
 	}
 	r.pos = len(x.all)
@@ -99,13 +100,14 @@ func (x *keyNotifiers[K]) add(r *keyNotifier[K]) {
 // goes does not matter.
 func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
 	for _, k := range r.keys {
+		h := hamt.Hash(k)
 		more := x.more[k]
-		if x.first[k] == r.ch {
+		if first, _ := x.first.get(k, h); first == r.ch {
 			if n := len(more); n > 0 {
-				x.first[k] = more[n-1]
+				x.first.set(k, h, more[n-1])
 				more = cut(more, n-1)
 			} else {
-				delete(x.first, k)
+				x.first.delete(k, h)
 			}
 		} else if i := slices.Index(more, r.ch); i >= 0 {
 			more = cut(more, i)
@@ -132,7 +134,7 @@ func tellKeyNotifiers[K comparable, V any](x *keyNotifiers[K], changes []change[
 		if c.silent {
 			continue
 		}
-		ch, ok := x.first[c.key]
+		ch, ok := x.first.get(c.key, c.hash)
 		if !ok {
 			continue
 		}
@@ -157,6 +159,6 @@ func (x *keyNotifiers[K]) closeAll() {
 		r.pos = -1
 	}
 	x.all = nil
-	clear(x.first)
+	x.first = chanTable[K]{}
 	clear(x.more)
 }
