@@ -21,12 +21,14 @@ const keyedMap = 10000
 // whatever it costs to find it.
 //
 // how=keys subscribes with SubscribeKeys, which indexes subscriptions by
-// key: the cost should not grow with S. how=subset subscribes with
-// SubscribeSubset and a predicate per subscriber, which every Store asks
-// of every subscriber: O(S). how=none makes the same Stores (cycling over
-// S keys) without any subscription: a control, since cycling over more
-// keys also makes the map's own part of a Store meet colder memory, which
-// has nothing to do with subscriptions. switchyard only: the peer's
+// key: the cost should not grow with S. how=lazy registers NotifyKeys per
+// subscriber instead, a lazy keyed reader between reads: its signal
+// pending, and holding the State it took (State.KeyUpdatesSince is its
+// read). how=subset subscribes with SubscribeSubset and a predicate per
+// subscriber, which every Store asks of every subscriber: O(S). how=none
+// makes the same Stores (cycling over S keys) without any subscription: a
+// control, since cycling over more keys also makes the map's own part of a
+// Store meet colder memory, which has nothing to do with subscriptions. switchyard only: the peer's
 // per-subscriber goroutine and map copy make S in the thousands
 // impractical.
 func BenchmarkKeyedSubscribers(b *testing.B) {

@@ -11,8 +11,11 @@ import "context"
 // Notify is for consumers that only need to know that something changed,
 // whatever the map's types (translator.Compute watches its inputs this way);
 // use Subscribe to learn what changed. Notify on a closed map, or with a done
-// ctx, does nothing.
+// ctx, does nothing. Notify panics if ch is nil, as signal.Notify does.
 func (m *Map[K, V]) Notify(ctx context.Context, ch chan<- struct{}) {
+	if ch == nil {
+		panic("watchable: Notify with a nil channel")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed || ctx.Err() != nil {

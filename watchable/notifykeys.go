@@ -24,7 +24,12 @@ import (
 // last, in O(k log N) for its k keys (message.HandleKeysLazily runs that
 // loop), or simply Loads its key. Register before taking the first State,
 // so that no write in between is missed.
+//
+// NotifyKeys panics if ch is nil, as signal.Notify does.
 func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...K) {
+	if ch == nil {
+		panic("watchable: NotifyKeys with a nil channel")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed || ctx.Err() != nil {
@@ -85,10 +90,11 @@ type keyNotifier[K comparable] struct {
 
 func (x *keyNotifiers[K]) add(r *keyNotifier[K]) {
 	for _, k := range r.keys {
-		if _, ok := x.first.get(k, hamt.Hash(k)); ok {
+		h := hamt.Hash(k)
+		if _, ok := x.first.get(k, h); ok {
 			x.more[k] = append(x.more[k], r.ch)
 		} else {
-			x.first.set(k, hamt.Hash(k), r.ch)
+			x.first.set(k, h, r.ch)
 		}
 	}
 	r.pos = len(x.all)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,6 +158,29 @@ func TestNotifyKeysSilentStore(t *testing.T) {
 	if !received(ch) {
 		t.Fatal("no signal for a change of its key")
 	}
+}
+
+// TestNotifyNilChannel checks that Notify and NotifyKeys refuse a nil
+// channel with a panic that names the method, and register nothing.
+func TestNotifyNilChannel(t *testing.T) {
+	var m watchable.Map[string, int]
+	for name, register := range map[string]func(){
+		"Notify":     func() { m.Notify(t.Context(), nil) },
+		"NotifyKeys": func() { m.NotifyKeys(t.Context(), nil, "a") },
+	} {
+		func() {
+			defer func() {
+				if p, _ := recover().(string); !strings.Contains(p, name+" with a nil channel") {
+					t.Errorf("%s(nil) panicked with %q; want it to name %s and the nil channel", name, p, name)
+				}
+			}()
+			register()
+		}()
+	}
+	if n := m.Notifiers(); n != 0 {
+		t.Fatalf("Notifiers after the refused registrations = %d; want 0", n)
+	}
+	m.Store("a", 1) // the map still works
 }
 
 func TestNotifyKeysSignalsInitialization(t *testing.T) {
