@@ -2,7 +2,6 @@ package watchable
 
 import (
 	"iter"
-	"slices"
 	"unsafe"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
@@ -103,19 +102,7 @@ func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 func (s State[K, V]) KeyUpdatesSince(old State[K, V], keys ...K) []Update[K, V] {
 	var out []Update[K, V]
 	p := plainKindOf[V]()
-	var seen map[K]bool // for many keys; a few are checked by a scan
-	if len(keys) > 8 {
-		seen = make(map[K]bool, len(keys))
-	}
-	for i, k := range keys {
-		if seen != nil {
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-		} else if slices.Contains(keys[:i], k) {
-			continue
-		}
+	for _, k := range distinct(keys) {
 		h := hamt.Hash(k)
 		nv, hasNew := s.m.GetHashed(k, h)
 		ov, hadOld := old.m.GetHashed(k, h)
