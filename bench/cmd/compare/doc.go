@@ -26,7 +26,11 @@
 // benchstat reads, with a comment line after each invocation (its package,
 // command and duration) and one at the end (the machine). -from renders the
 // report again from such a file, measuring nothing: a change to how the
-// report is written needs no new run. -quick runs every benchmark once (the
-// side-by-side ones at N=100), to check that the suite and the report work,
-// not to measure.
+// report is written needs no new run. Given several raw files of one
+// commit (-from a.txt -from b.txt ...), it judges each run's targets on
+// that run's own figures and counts, for every target, the runs that pass,
+// since one run can pass or miss a target near its limit by the machine's
+// noise; the other tables show the first run. -quick runs every benchmark
+// once (the side-by-side ones at N=100), to check that the suite and the
+// report work, not to measure.
 package main

@@ -128,17 +128,20 @@ func main() {
 	raw := flag.String("raw", "", "also write the raw benchmark output, for benchstat, to this file")
 	pkg := flag.String("pkg", "./bench", "the side-by-side benchmark package")
 	quick := flag.Bool("quick", false, "run every benchmark once (N=100 for the side-by-side ones): checks the suite, measures nothing")
-	from := flag.String("from", "", "render the report from this raw file (see -raw) of an earlier run, measuring nothing; the file names the side-by-side package")
+	var from []string
+	flag.Func("from", "render the report from this raw file (see -raw) of an earlier run, measuring nothing; the file names the side-by-side package. "+
+		"Repeat it to judge several runs of one commit: the Targets table counts the runs that pass each target, the other tables show the first run",
+		func(path string) error { from = append(from, path); return nil })
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var err error
 	switch {
-	case *from != "" && (*raw != "" || *quick):
-		err = errors.New("-from renders a report from a raw file, measuring nothing: it cannot be combined with -raw or -quick")
-	case *from != "":
-		err = fromRaw(*from, *out)
+	case len(from) > 0 && (*raw != "" || *quick):
+		err = errors.New("-from renders a report from raw files, measuring nothing: it cannot be combined with -raw or -quick")
+	case len(from) > 0:
+		err = fromRaw(from, *out)
 	default:
 		err = compare(ctx, *pkg, *out, *raw, *quick)
 	}
@@ -158,22 +161,38 @@ func compare(ctx context.Context, pkg, out, raw string, quick bool) error {
 			return fmt.Errorf("writing raw output: %w", err)
 		}
 	}
-	return render(results, e, out)
+	return render([]suiteRun{{results: results, env: e}}, out)
 }
 
-// fromRaw renders the report from the raw file an earlier run wrote (see
-// raw.go), measuring nothing.
-func fromRaw(path, out string) error {
+// fromRaw renders the report from the raw files that earlier runs wrote
+// (see raw.go), measuring nothing: the first run's, judging the others
+// beside it (runs.go).
+func fromRaw(paths []string, out string) error {
+	var runs []suiteRun
+	for _, path := range paths {
+		r, err := readRawFile(path)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	if err := checkPoolable(runs); err != nil {
+		return err
+	}
+	return render(runs, out)
+}
+
+func readRawFile(path string) (suiteRun, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("reading the raw file: %w", err)
+		return suiteRun{}, fmt.Errorf("reading the raw file: %w", err)
 	}
 	defer f.Close()
 	results, e, err := readRaw(f, path)
 	if err != nil {
-		return err
+		return suiteRun{}, err
 	}
-	return render(results, e, out)
+	return suiteRun{name: path, results: results, env: e}, nil
 }
 
 // measure runs the suite (plan and soloPlan, or one run of everything with
@@ -276,13 +295,19 @@ func measure(ctx context.Context, pkg string, quick bool) ([]result, env, []byte
 	return results, e, data, nil
 }
 
-// render writes the report of results taken in e to the file out, keeping
-// the file's hand-written tail (see handWritten), or to standard output
-// when out is empty.
-func render(results []result, e env, out string) error {
-	side, solo := splitByPkg(results, e.Side)
+// render writes the report of runs (the first, and the others judged
+// beside it) to the file out, keeping the file's hand-written tail (see
+// handWritten), or to standard output when out is empty.
+func render(runs []suiteRun, out string) error {
+	first := runs[0]
+	side, solo := splitByPkg(first.results, first.env.Side)
+	var others []otherRun
+	for _, r := range runs[1:] {
+		s, _ := splitByPkg(r.results, r.env.Side)
+		others = append(others, otherRun{t: newTable(s), e: r.env})
+	}
 	var report bytes.Buffer
-	writeReport(&report, newTable(side), solo, e)
+	writeReport(&report, newTable(side), solo, first.env, others...)
 	if out == "" {
 		_, err := os.Stdout.Write(report.Bytes())
 		return err
