@@ -55,7 +55,7 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 		return ch
 	}
 	if m.keys == nil {
-		x := &keyIndex[K, V]{subs: map[K]keySubs[K, V]{}}
+		x := &keyIndex[K, V]{}
 		m.keys = x
 		m.routers = append(m.routers, &router[K, V]{
 			prepare:     func([]change[K, V]) {},
@@ -86,54 +86,21 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 }
 
 // keyIndex is the router of SubscribeKeys: for each key, the subscriptions
-// to it.
+// to it (see keyReaders).
 type keyIndex[K comparable, V any] struct {
-	subs    map[K]keySubs[K, V]
+	readers keyReaders[K, *subscription[K, V]]
 	all     []*subscription[K, V] // each once; s.pos is its index here
 	touched []*subscription[K, V] // tell's scratch space
 }
 
-// keySubs are the subscriptions to one key. The first is held in the
-// index's map itself: a key usually has one subscriber (a node's handler
-// on its node), and with thousands of them a write then reaches it
-// without a further load from cold memory.
-type keySubs[K comparable, V any] struct {
-	first *subscription[K, V]
-	more  []*subscription[K, V]
-}
-
 func (x *keyIndex[K, V]) add(s *subscription[K, V], keys []K) {
-	for _, k := range keys {
-		ks := x.subs[k]
-		if ks.first == nil {
-			ks.first = s
-		} else {
-			ks.more = append(ks.more, s)
-		}
-		x.subs[k] = ks
-	}
+	x.readers.add(s, keys)
 	s.pos = len(x.all)
 	x.all = append(x.all, s)
 }
 
 func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
-	for _, k := range keys {
-		ks := x.subs[k]
-		if ks.first == s {
-			ks.first = nil
-			if n := len(ks.more); n > 0 {
-				ks.first = ks.more[n-1]
-				ks.more = cut(ks.more, n-1)
-			}
-		} else if i := slices.Index(ks.more, s); i >= 0 {
-			ks.more = cut(ks.more, i)
-		}
-		if ks.first == nil {
-			delete(x.subs, k)
-		} else {
-			x.subs[k] = ks
-		}
-	}
+	x.readers.remove(s, keys)
 	x.all = cut(x.all, s.pos)
 	if s.pos < len(x.all) {
 		x.all[s.pos].pos = s.pos
@@ -176,13 +143,15 @@ func distinct[K comparable](keys []K) []K {
 func (x *keyIndex[K, V]) tell(changes []change[K, V], rev uint64) {
 	for i := range changes {
 		c := &changes[i]
-		ks := x.subs[c.key]
-		if ks.first == nil {
+		s, ok := x.readers.first.get(c.key, c.hash)
+		if !ok {
 			continue
 		}
-		x.touched = touch(x.touched, ks.first, c, c.hasNew)
-		for _, s := range ks.more {
-			x.touched = touch(x.touched, s, c, c.hasNew)
+		x.touched = touch(x.touched, s, c, c.hasNew)
+		if len(x.readers.more) > 0 {
+			for _, s := range x.readers.more[c.key] {
+				x.touched = touch(x.touched, s, c, c.hasNew)
+			}
 		}
 	}
 	x.touched = flushTouched(x.touched, rev)
@@ -199,7 +168,7 @@ func (x *keyIndex[K, V]) closeAll() {
 		s.close()
 	}
 	x.all = nil
-	clear(x.subs)
+	x.readers = keyReaders[K, *subscription[K, V]]{}
 }
 
 // touch records c into s, and adds s to touched the first time a change of

@@ -1,11 +1,6 @@
 package watchable
 
-import (
-	"context"
-	"slices"
-
-	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
-)
+import "context"
 
 // NotifyKeys is Notify restricted to keys: it arranges for a send on ch
 // after every effective write that changes one of keys (a store of a
@@ -36,7 +31,7 @@ func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 		return
 	}
 	if m.keyNotes == nil {
-		x := &keyNotifiers[K]{more: map[K][]chan<- struct{}{}}
+		x := &keyNotifiers[K]{}
 		m.keyNotes = x
 		m.routers = append(m.routers, &router[K, V]{
 			prepare:     func([]change[K, V]) {},
@@ -68,16 +63,10 @@ func (v View[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 }
 
 // keyNotifiers is the router of NotifyKeys: for each key, the channels of
-// the registrations that follow it. Guarded by m.mu.
-//
-// A key usually has one reader (a node's handler on its node), so the
-// first channel of each key is held in a table of its own (see chanTable),
-// where a write finds it in one probe. Only keys with more readers have an
-// entry in more, which a write consults only when there is one.
+// the registrations that follow it (see keyReaders). Guarded by m.mu.
 type keyNotifiers[K comparable] struct {
-	first chanTable[K]
-	more  map[K][]chan<- struct{} // the second and later channels of a key
-	all   []*keyNotifier[K]       // each once; r.pos is its index here
+	readers keyReaders[K, chan<- struct{}]
+	all     []*keyNotifier[K] // each once; r.pos is its index here
 }
 
 // keyNotifier is one NotifyKeys registration.
@@ -89,41 +78,15 @@ type keyNotifier[K comparable] struct {
 }
 
 func (x *keyNotifiers[K]) add(r *keyNotifier[K]) {
-	for _, k := range r.keys {
-		h := hamt.Hash(k)
-		if _, ok := x.first.get(k, h); ok {
-			x.more[k] = append(x.more[k], r.ch)
-		} else {
-			x.first.set(k, h, r.ch)
-		}
-	}
+	x.readers.add(r.ch, r.keys)
 	r.pos = len(x.all)
 	x.all = append(x.all, r)
 }
 
-// remove drops one occurrence of r's channel from each of its keys: two
-// registrations of one channel on one key signal alike, so which of them
-// goes does not matter.
+// remove drops r: one occurrence of its channel from each of its keys, since
+// two registrations of one channel on one key signal alike.
 func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
-	for _, k := range r.keys {
-		h := hamt.Hash(k)
-		more := x.more[k]
-		if first, _ := x.first.get(k, h); first == r.ch {
-			if n := len(more); n > 0 {
-				x.first.set(k, h, more[n-1])
-				more = cut(more, n-1)
-			} else {
-				x.first.delete(k, h)
-			}
-		} else if i := slices.Index(more, r.ch); i >= 0 {
-			more = cut(more, i)
-		}
-		if len(more) == 0 {
-			delete(x.more, k)
-		} else {
-			x.more[k] = more
-		}
-	}
+	x.readers.remove(r.ch, r.keys)
 	x.all = cut(x.all, r.pos)
 	if r.pos < len(x.all) {
 		x.all[r.pos].pos = r.pos
@@ -140,13 +103,13 @@ func tellKeyNotifiers[K comparable, V any](x *keyNotifiers[K], changes []change[
 		if c.silent {
 			continue
 		}
-		ch, ok := x.first.get(c.key, c.hash)
+		ch, ok := x.readers.first.get(c.key, c.hash)
 		if !ok {
 			continue
 		}
 		send(ch)
-		if len(x.more) > 0 {
-			for _, ch := range x.more[c.key] {
+		if len(x.readers.more) > 0 {
+			for _, ch := range x.readers.more[c.key] {
 				send(ch)
 			}
 		}
@@ -165,6 +128,5 @@ func (x *keyNotifiers[K]) closeAll() {
 		r.pos = -1
 	}
 	x.all = nil
-	x.first = chanTable[K]{}
-	clear(x.more)
+	x.readers = keyReaders[K, chan<- struct{}]{}
 }

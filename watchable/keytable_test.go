@@ -7,10 +7,10 @@ import (
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
-// TestChanTable checks chanTable against a Go map over random sets and
+// TestKeyTable checks keyTable against a Go map over random sets and
 // deletes, with hashes that collide often (so that probes cluster and wrap
 // around the table's end, and deletes move slots back) and with real ones.
-func TestChanTable(t *testing.T) {
+func TestKeyTable(t *testing.T) {
 	chans := make([]chan struct{}, 8)
 	for i := range chans {
 		chans[i] = make(chan struct{})
@@ -25,7 +25,7 @@ func TestChanTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(5, 6))
-			var table chanTable[int]
+			var table keyTable[int, chan<- struct{}]
 			want := map[int]chan<- struct{}{}
 			check := func(step int) {
 				t.Helper()
