@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -238,6 +239,44 @@ func TestPartitionFunctionCalledTwicePerChange(t *testing.T) {
 	for p, sub := range subs {
 		if p != 5 {
 			nothingPending(t, sub)
+		}
+	}
+}
+
+// TestPartitionFirstSnapshot checks that a partition's first snapshot holds
+// exactly its entries, that finding them stops at its last one, and that
+// a partition without entries costs no call of the partition function.
+func TestPartitionFirstSnapshot(t *testing.T) {
+	var m watchable.Map[int, int]
+	for k := range 1000 {
+		m.Store(k, k)
+	}
+	partOf := func(v int) int {
+		if v < 990 {
+			return v % 3 // partitions 0, 1 and 2, spread over the map
+		}
+		return 3 // ten entries in a partition of their own
+	}
+	calls := 0
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_, v int) int { calls++; return partOf(v) })
+	for p := range 5 { // partition 4 has no entries
+		// The scan reads the map in the order a State ranges over it, so
+		// it should stop after the position of p's last entry there.
+		want, wantCalls, i := map[int]int{}, 0, 0
+		for k, v := range m.State().All() {
+			i++
+			if partOf(v) == p {
+				want[k] = v
+				wantCalls = i
+			}
+		}
+		calls = 0
+		got := next(t, parts.Subscribe(t.Context(), p)).State.Map()
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("partition %d's first State (-want +got):\n%s", p, diff)
+		}
+		if calls != wantCalls {
+			t.Errorf("partition %d: %d calls of the partition function; want %d, up to its last entry", p, calls, wantCalls)
 		}
 	}
 }

@@ -99,8 +99,9 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 // carrying the last value the subscriber saw. Subscribing to a partition
 // that has no entries yet is fine: its first snapshot is empty.
 //
-// Subscribe costs O(N) calls of the partition function for the first
-// snapshot, unless part already has a subscriber, whose view it shares.
+// Subscribe costs up to N calls of the partition function for the first
+// snapshot, stopping at the last entry of part, unless part has no
+// entries or already has a subscriber, whose view it shares.
 // After ctx is done, or the index or the map closes, the channel is closed.
 func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snapshot[K, V] {
 	m := p.m
@@ -116,11 +117,14 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 		s.view = others[0].view
 		// Shared now: neither may change those nodes in place.
 		others[0].viewOwn = 0
-	} else {
+	} else if want := p.count[part]; want > 0 {
 		txn := hamt.Map[K, V]{}.Txn()
 		for k, v := range m.live.Peek().All() {
 			if p.part(k, v) == part {
 				txn.Set(k, v)
+				if want--; want == 0 {
+					break // the rest of the map holds none of part
+				}
 			}
 		}
 		s.view = txn.Commit()
