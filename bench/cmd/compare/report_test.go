@@ -85,7 +85,7 @@ BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
 		"PASS: N=100 S=1 2.50×; not measured: N=100 S=8, N=10,000 S=1, N=10,000 S=8, N=100,000 S=1, N=100,000 S=8, N=1,000,000 S=1, N=1,000,000 S=8",
 		"MISS: median 2.50× (2.00 µs → 5.00 µs), mean 1.67× (3.00 µs → 5.00 µs); p99 9.00 µs → 20.0 µs",
 		"PASS: lazy reader (Notify, State.UpdatesSince) +5.0%; Subscribe channel +50.0%; peer blocks",
-		"PASS: S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.25× (SubscribeSubset: S=1,000 ÷ S=1 40.0×)",
+		"PASS: SubscribeKeys channel: S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.25× (SubscribeSubset: S=1,000 ÷ S=1 40.0×)",
 		"n/a: ",
 		"n/a: ",
 		"PASS: N=100,000 (40.0 vs 35.0 B/entry) 1.14×; not measured: N=1,000,000",
@@ -269,19 +269,20 @@ func TestVerdictWithinNoise(t *testing.T) {
 	}
 }
 
-// TestKeyedTarget checks that target 6 is judged on the lazy keyed reader
-// with the SubscribeKeys channel's own verdict beside it, and on the
-// channel alone when the lazy rows are missing.
+// TestKeyedTarget checks that target 6 is judged on the SubscribeKeys
+// channel with the lazy keyed reader's own verdict beside it, and on the
+// lazy reader alone when the channel's rows are missing.
 func TestKeyedTarget(t *testing.T) {
 	const base = "BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how="
 	keys := base + "keys/S=1-2 100 100 ns/op\n" + base + "keys/S=1000-2 100 120 ns/op\n" + base + "keys/S=10000-2 100 300 ns/op\n"
 	lazy := base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=1000-2 100 110 ns/op\n" + base + "lazy/S=10000-2 100 140 ns/op\n"
 	tests := []struct{ input, want string }{
 		{keys + lazy,
-			"PASS (lazy keyed reader); SubscribeKeys channel: MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×; " +
-				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
+			"MISS (SubscribeKeys channel); lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): PASS: " +
+				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×; " +
+				"lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×"},
 		{keys,
-			"MISS: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
+			"MISS: SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
 		{base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=10000-2 100 160 ns/op\n",
 			"MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=10,000 ÷ S=1 1.60×; not measured: S=1,000 ÷ S=1"},
 	}

@@ -73,7 +73,7 @@ func tally(verdicts []string) string {
 }
 
 // headline is the judged part of a verdict, without what is shown beside
-// it: target 6's "PASS (lazy keyed reader); SubscribeKeys channel: MISS"
+// it: target 6's "PASS (SubscribeKeys channel); lazy keyed reader: MISS"
 // is a PASS.
 func headline(verdict string) string {
 	if i := strings.Index(verdict, " ("); i >= 0 {

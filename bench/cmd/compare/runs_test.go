@@ -18,7 +18,7 @@ func TestTally(t *testing.T) {
 		{[]string{"n/a", "PASS"}, "1 of 1 PASS: n/a · PASS"},
 		{[]string{"n/a", "n/a"}, "n/a"},
 		// Target 6 is judged on its first verdict; the second is shown beside it.
-		{[]string{"PASS (lazy keyed reader); SubscribeKeys channel: MISS", "MISS, within noise (lazy keyed reader); SubscribeKeys channel: MISS"},
+		{[]string{"PASS (SubscribeKeys channel); lazy keyed reader: MISS", "MISS, within noise (SubscribeKeys channel); lazy keyed reader: PASS"},
 			"1 of 2 PASS: PASS · MISS, within noise"},
 	}
 	for _, tt := range tests {
