@@ -267,3 +267,23 @@ func BenchmarkUpdatesSince(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPartitionFanOut measures a per-node fan-out starting up: one op
+// indexes a map of 10,000 entries by partition and subscribes to each of
+// its 1,000 partitions (ten entries each), taking every first snapshot.
+func BenchmarkPartitionFanOut(b *testing.B) {
+	const n, parts = 10_000, 1_000
+	m := fill(n)
+	defer m.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		p := watchable.PartitionBy(ctx, m.View(), func(_, v int) int { return v % parts })
+		for part := range parts {
+			if s := <-p.Subscribe(ctx, part); s.State.Len() != n/parts {
+				b.Fatalf("partition %d's first snapshot has %d entries, want %d", part, s.State.Len(), n/parts)
+			}
+		}
+		cancel()
+	}
+}

@@ -3,6 +3,7 @@ package watchable_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -244,30 +245,32 @@ func TestPartitionFunctionCalledTwicePerChange(t *testing.T) {
 }
 
 // TestPartitionFirstSnapshot checks that a partition's first snapshot holds
-// exactly its entries, that finding them stops at its last one, and that
-// a partition without entries costs no call of the partition function.
+// exactly its entries; that the first Subscribe to a partition with entries
+// asks the partition function of every entry, once, to index every
+// partition's keys, and later ones ask it nothing; and that a partition
+// without entries costs no call.
 func TestPartitionFirstSnapshot(t *testing.T) {
 	var m watchable.Map[int, int]
 	for k := range 1000 {
 		m.Store(k, k)
 	}
 	partOf := func(v int) int {
-		if v < 990 {
-			return v % 3 // partitions 0, 1 and 2, spread over the map
+		switch {
+		case v >= 5000:
+			return 5 // moved there below
+		case v >= 990:
+			return 3 // ten entries in a partition of their own
 		}
-		return 3 // ten entries in a partition of their own
+		return v % 3 // partitions 0, 1 and 2, spread over the map
 	}
 	calls := 0
 	parts := watchable.PartitionBy(t.Context(), m.View(), func(_, v int) int { calls++; return partOf(v) })
-	for p := range 5 { // partition 4 has no entries
-		// The scan reads the map in the order a State ranges over it, so
-		// it should stop after the position of p's last entry there.
-		want, wantCalls, i := map[int]int{}, 0, 0
+	check := func(p, wantCalls int) {
+		t.Helper()
+		want := map[int]int{}
 		for k, v := range m.State().All() {
-			i++
 			if partOf(v) == p {
 				want[k] = v
-				wantCalls = i
 			}
 		}
 		calls = 0
@@ -276,7 +279,80 @@ func TestPartitionFirstSnapshot(t *testing.T) {
 			t.Fatalf("partition %d's first State (-want +got):\n%s", p, diff)
 		}
 		if calls != wantCalls {
-			t.Errorf("partition %d: %d calls of the partition function; want %d, up to its last entry", p, calls, wantCalls)
+			t.Errorf("subscribing to partition %d called the partition function %d times; want %d", p, calls, wantCalls)
+		}
+	}
+	check(4, 0)    // no entries: no scan
+	check(0, 1000) // the first with entries indexes the map
+	for p := 1; p <= 3; p++ {
+		check(p, 0)
+	}
+	// Writes keep the index: moves in, a delete, a new entry.
+	for k := range 10 {
+		m.Store(k, 5000+k)
+	}
+	m.Delete(3)
+	m.Store(2000, 5999)
+	check(5, 0)
+}
+
+// TestPartitionFirstSnapshotAfterWrites checks the index of partitions' keys
+// against the map itself over random writes, silent moves among them: each
+// partition's first snapshot holds what the map holds in it.
+func TestPartitionFirstSnapshotAfterWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	zones := []string{"a", "b", "c", "d", "e", "f"}
+	value := func() moving { return moving{ID: r.IntN(3), Zone: zones[r.IntN(len(zones))]} }
+	var m watchable.Map[int, moving]
+	defer m.Close()
+	for k := range 100 {
+		m.Store(k, value())
+	}
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_ int, v moving) string { return v.Zone })
+	for step := range 400 {
+		switch r.IntN(5) {
+		case 0:
+			m.Delete(r.IntN(150))
+		case 1:
+			m.Batch(func(b *watchable.Batch[int, moving]) {
+				for range 5 {
+					if r.IntN(3) == 0 {
+						b.Delete(r.IntN(150))
+					} else {
+						b.Store(r.IntN(150), value())
+					}
+				}
+			})
+		case 2:
+			if r.IntN(20) == 0 {
+				entries := map[int]moving{}
+				for range 30 {
+					entries[r.IntN(150)] = value()
+				}
+				m.Replace(entries)
+				break
+			}
+			fallthrough
+		default:
+			m.Store(r.IntN(150), value()) // often equal by Equal, in another zone
+		}
+		if step%10 != 0 {
+			continue
+		}
+		zone := zones[r.IntN(len(zones))]
+		want := map[int]moving{}
+		for k, v := range m.State().All() {
+			if v.Zone == zone {
+				want[k] = v
+			}
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		sub := parts.Subscribe(ctx, zone)
+		got := next(t, sub).State.Map()
+		cancel()
+		closed(t, sub)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("step %d: zone %s's first State (-want +got):\n%s", step, zone, diff)
 		}
 	}
 }

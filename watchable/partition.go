@@ -28,9 +28,13 @@ type Partitions[K comparable, V any, P comparable] struct {
 	part func(K, V) P
 
 	// Guarded by m.mu:
-	subs    map[P][]*subscription[K, V]
-	n       int // subscriptions
-	count   map[P]int
+	subs  map[P][]*subscription[K, V]
+	n     int // subscriptions
+	count map[P]int
+	// members holds each partition's keys, from the first Subscribe to a
+	// partition with entries on (nil before): later first snapshots look
+	// their keys up instead of scanning the map.
+	members map[P]map[K]struct{}
 	routes  []route[P]            // prepare's result, per change
 	touched []*subscription[K, V] // tell's scratch space
 	closed  bool
@@ -99,9 +103,13 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 // carrying the last value the subscriber saw. Subscribing to a partition
 // that has no entries yet is fine: its first snapshot is empty.
 //
-// Subscribe costs up to N calls of the partition function for the first
-// snapshot, stopping at the last entry of part, unless part has no
-// entries or already has a subscriber, whose view it shares.
+// The first Subscribe to a partition with entries calls the partition
+// function once per entry of the map, to index every partition's keys;
+// from then on a partition's first snapshot costs O(k log N) for its k
+// entries, and the index costs writes that move an entry between
+// partitions (a new entry, a delete, a changed partition) an update of a
+// Go map of keys. A partition with no entries, or one that already has a
+// subscriber, whose view the new one shares, costs none of this.
 // After ctx is done, or the index or the map closes, the channel is closed.
 func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snapshot[K, V] {
 	m := p.m
@@ -117,14 +125,15 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 		s.view = others[0].view
 		// Shared now: neither may change those nodes in place.
 		others[0].viewOwn = 0
-	} else if want := p.count[part]; want > 0 {
+	} else if p.count[part] > 0 {
+		if p.members == nil {
+			p.indexMembers()
+		}
+		cur := m.live.Peek()
 		txn := hamt.Map[K, V]{}.Txn()
-		for k, v := range m.live.Peek().All() {
-			if p.part(k, v) == part {
+		for k := range p.members[part] {
+			if v, ok := cur.Get(k); ok {
 				txn.Set(k, v)
-				if want--; want == 0 {
-					break // the rest of the map holds none of part
-				}
 			}
 		}
 		s.view = txn.Commit()
@@ -167,6 +176,20 @@ func (p *Partitions[K, V, P]) followInitialization(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// indexMembers builds members from the map's contents. m.mu is held.
+func (p *Partitions[K, V, P]) indexMembers() {
+	p.members = make(map[P]map[K]struct{}, len(p.count))
+	for k, v := range p.m.live.Peek().All() {
+		part := p.part(k, v)
+		keys := p.members[part]
+		if keys == nil {
+			keys = make(map[K]struct{}, p.count[part])
+			p.members[part] = keys
+		}
+		keys[k] = struct{}{}
+	}
 }
 
 func (p *Partitions[K, V, P]) remove(part P, s *subscription[K, V]) {
@@ -218,6 +241,13 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 			}
 			p.count[r.from]--
 			sized = append(sized, r.from)
+			if p.members != nil {
+				keys := p.members[r.from]
+				delete(keys, c.key)
+				if len(keys) == 0 {
+					delete(p.members, r.from)
+				}
+			}
 		}
 		if r.has {
 			for _, s := range p.subs[r.to] {
@@ -226,6 +256,12 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 			if moved {
 				p.count[r.to]++
 				sized = append(sized, r.to)
+				if p.members != nil {
+					if p.members[r.to] == nil {
+						p.members[r.to] = map[K]struct{}{}
+					}
+					p.members[r.to][c.key] = struct{}{}
+				}
 			}
 		}
 	}
@@ -261,5 +297,6 @@ func (p *Partitions[K, V, P]) closeAll() {
 	}
 	clear(p.subs)
 	p.n = 0
+	p.members = nil
 	p.sizes.Close()
 }
