@@ -143,15 +143,13 @@ func distinct[K comparable](keys []K) []K {
 func (x *keyIndex[K, V]) tell(changes []change[K, V], rev uint64) {
 	for i := range changes {
 		c := &changes[i]
-		s, ok := x.readers.first.get(c.key, c.hash)
+		s, more, ok := x.readers.of(c.key, c.hash)
 		if !ok {
 			continue
 		}
 		x.touched = touch(x.touched, s, c, c.hasNew)
-		if len(x.readers.more) > 0 {
-			for _, s := range x.readers.more[c.key] {
-				x.touched = touch(x.touched, s, c, c.hasNew)
-			}
+		for _, s := range more {
+			x.touched = touch(x.touched, s, c, c.hasNew)
 		}
 	}
 	x.touched = flushTouched(x.touched, rev)

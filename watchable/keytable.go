@@ -164,3 +164,13 @@ func (x *keyReaders[K, T]) remove(r T, keys []K) {
 		}
 	}
 }
+
+// of returns the readers of k, whose hash is h: the first, and the others
+// (nil unless some key has more than one reader).
+func (x *keyReaders[K, T]) of(k K, h uint64) (first T, more []T, ok bool) {
+	first, ok = x.first.get(k, h)
+	if ok && len(x.more) > 0 {
+		more = x.more[k]
+	}
+	return first, more, ok
+}

@@ -103,15 +103,13 @@ func tellKeyNotifiers[K comparable, V any](x *keyNotifiers[K], changes []change[
 		if c.silent {
 			continue
 		}
-		ch, ok := x.readers.first.get(c.key, c.hash)
+		ch, more, ok := x.readers.of(c.key, c.hash)
 		if !ok {
 			continue
 		}
 		send(ch)
-		if len(x.readers.more) > 0 {
-			for _, ch := range x.readers.more[c.key] {
-				send(ch)
-			}
+		for _, ch := range more {
+			send(ch)
 		}
 	}
 }
