@@ -81,6 +81,9 @@ var filledMap struct {
 	n        int
 	m        any // kv[V]
 	next     int // see ops
+	// warm is set once overCycles has written through a whole collection
+	// cycle of m at the program's GOGC (see overCycles).
+	warm bool
 }
 
 // dropFilled closes and forgets the map filled keeps, so that a scenario
@@ -124,7 +127,7 @@ func filled[V any](lib string, vk valueKind[V], n int) kv[V] {
 	dropFilled()
 	m := newKV[V](lib)
 	fill(m, keysFor(n), vk)
-	filledMap.lib, filledMap.val, filledMap.n, filledMap.m, filledMap.next = lib, vk.name, n, m, 0
+	filledMap.lib, filledMap.val, filledMap.n, filledMap.m, filledMap.next, filledMap.warm = lib, vk.name, n, m, 0, false
 	return m
 }
 

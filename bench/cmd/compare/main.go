@@ -67,8 +67,10 @@ var plan = []run{
 	// The peer skips its subscribed Stores at a million entries by itself.
 	// One sample of one whole collection cycle each: a cycle there is half
 	// a million to a million Stores (the live heap is 1.5 GB), so a sample
-	// lasts 3-7 s after as long again reaching a cycle's end; a second
-	// cycle, or a second sample, would add most of a minute.
+	// lasts 2-7 s after as long again reaching a cycle's end, and the first
+	// sample of each library as long again before that, for the warm-up
+	// cycle after the fill (bench/cycles_test.go); a second cycle, or a
+	// second sample, would add most of a minute.
 	{bench: `^BenchmarkStore$/^lib=(switchyard|floor|peer)$/^val=k8s$//^S=[018]$`, benchtime: "20000x", count: 1, sizes: large, gcCycles: 1},
 	// Proto messages at a million entries are for target 1 only, which
 	// compares with the peer: the floor would add a third fill of a

@@ -252,7 +252,7 @@ func writeReport(w io.Writer, t *table, solo []result, e env, others ...otherRun
 
 	p("## How these figures were taken\n\n")
 	p("Every run has a fixed iteration count, so every report does the same work; " +
-		"a run with -gccycles=K goes on past its count to the end of the K-th garbage-collection cycle, starting where one ends, and reports per Store of that span. " +
+		"a run with -gccycles=K goes on past its count to the end of the K-th garbage-collection cycle, starting where one ends, and reports per Store of that span; on a map just filled, the span starts after one whole untimed cycle, the one that grows the heap into fresh memory once, which costs a writer that keeps writing nothing more. " +
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
 		"(N=10,000 and N=100,000, LoadAll at large N, and a consumer of its subscription); its per-op figures are averages over those iterations all the same. " +
 		"Its proto Stores with subscribers at N=100,000 are not run: its eight subscribers' first snapshots clone 800,000 messages, a quarter of a minute of the report for a figure no target reads. " +
