@@ -28,9 +28,12 @@ type Partitions[K comparable, V any, P comparable] struct {
 	part func(K, V) P
 
 	// Guarded by m.mu:
-	subs  map[P][]*subscription[K, V]
-	n     int // subscriptions
-	count map[P]int
+	// readers holds each partition's subscriptions (see keyReaders): a
+	// write finds a partition's first one in a single slot of a table,
+	// where a Go map of lists read a control word, a slot and the list.
+	readers keyReaders[P, *subscription[K, V]]
+	all     []*subscription[K, V] // each once; s.pos is its index here
+	count   map[P]int
 	// members holds each partition's keys, from the first Subscribe to a
 	// partition with entries on (nil before): later first snapshots look
 	// their keys up instead of scanning the map.
@@ -61,7 +64,7 @@ type route[P comparable] struct {
 // anyone subscribes, until ctx is done.
 func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[K, V], part func(K, V) P) *Partitions[K, V, P] {
 	m := v.mp()
-	p := &Partitions[K, V, P]{m: m, part: part, subs: map[P][]*subscription[K, V]{}, count: map[P]int{}}
+	p := &Partitions[K, V, P]{m: m, part: part, count: map[P]int{}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed || ctx.Err() != nil {
@@ -80,7 +83,7 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 		tell:        p.tell,
 		flushAll:    p.flushAll,
 		active:      func() bool { return true }, // Sizes must stay right
-		subscribers: func() int { return p.n },
+		subscribers: func() int { return len(p.all) },
 		closeAll:    p.closeAll,
 	}
 	m.routers = append(m.routers, r)
@@ -121,10 +124,10 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 		return ch
 	}
 	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
-	if others := p.subs[part]; len(others) > 0 {
-		s.view = others[0].view
+	if first, _, ok := p.readers.of(part, hamt.Hash(part)); ok {
+		s.view = first.view
 		// Shared now: neither may change those nodes in place.
-		others[0].viewOwn = 0
+		first.viewOwn = 0
 	} else if p.count[part] > 0 {
 		if p.members == nil {
 			p.indexMembers()
@@ -139,9 +142,9 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 		s.view = txn.Commit()
 	}
 	s.start(m.live.Stamp())
-	s.pos = len(p.subs[part])
-	p.subs[part] = append(p.subs[part], s)
-	p.n++
+	p.readers.add(s, []P{part})
+	s.pos = len(p.all)
+	p.all = append(p.all, s)
 	s.detach = func() { p.remove(part, s) }
 	s.stop = context.AfterFunc(ctx, s.cancel)
 	return ch
@@ -193,17 +196,26 @@ func (p *Partitions[K, V, P]) indexMembers() {
 }
 
 func (p *Partitions[K, V, P]) remove(part P, s *subscription[K, V]) {
-	list := p.subs[part]
-	last := len(list) - 1
-	list[s.pos] = list[last]
-	list[s.pos].pos = s.pos
-	list[last] = nil
-	if last == 0 {
-		delete(p.subs, part)
-	} else {
-		p.subs[part] = list[:last]
+	p.readers.remove(s, []P{part})
+	p.all = cut(p.all, s.pos)
+	if s.pos < len(p.all) {
+		p.all[s.pos].pos = s.pos
 	}
-	p.n--
+}
+
+// tellReaders records c into the subscriptions of part, if it has any.
+func (p *Partitions[K, V, P]) tellReaders(part P, c *change[K, V], hasAfter bool) {
+	if len(p.all) == 0 {
+		return
+	}
+	s, more, ok := p.readers.of(part, hamt.Hash(part))
+	if !ok {
+		return
+	}
+	p.touched = touch(p.touched, s, c, hasAfter)
+	for _, s := range more {
+		p.touched = touch(p.touched, s, c, hasAfter)
+	}
 }
 
 func (p *Partitions[K, V, P]) prepare(changes []change[K, V]) {
@@ -236,9 +248,7 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 		c, r := &changes[i], p.routes[i]
 		moved := r.had != r.has || (r.had && r.from != r.to)
 		if r.had && moved {
-			for _, s := range p.subs[r.from] {
-				p.touched = touch(p.touched, s, c, false)
-			}
+			p.tellReaders(r.from, c, false)
 			p.count[r.from]--
 			sized = append(sized, r.from)
 			if p.members != nil {
@@ -250,9 +260,7 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 			}
 		}
 		if r.has {
-			for _, s := range p.subs[r.to] {
-				p.touched = touch(p.touched, s, c, true)
-			}
+			p.tellReaders(r.to, c, true)
 			if moved {
 				p.count[r.to]++
 				sized = append(sized, r.to)
@@ -281,22 +289,18 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 }
 
 func (p *Partitions[K, V, P]) flushAll(rev uint64) {
-	for _, list := range p.subs {
-		for _, s := range list {
-			s.flush(rev, true)
-		}
+	for _, s := range p.all {
+		s.flush(rev, true)
 	}
 }
 
 func (p *Partitions[K, V, P]) closeAll() {
 	p.closed = true
-	for _, list := range p.subs {
-		for _, s := range list {
-			s.close()
-		}
+	for _, s := range p.all {
+		s.close()
 	}
-	clear(p.subs)
-	p.n = 0
+	p.all = nil
+	p.readers = keyReaders[P, *subscription[K, V]]{}
 	p.members = nil
 	p.sizes.Close()
 }
