@@ -24,7 +24,10 @@ const keyedMap = 10000
 // key: the cost should not grow with S. how=lazy registers NotifyKeys per
 // subscriber instead, a lazy keyed reader between reads: its signal
 // pending, and holding the State it took (State.KeyUpdatesSince is its
-// read). how=subset subscribes with SubscribeSubset and a predicate per
+// read). how=part subscribes to partitions: one PartitionBy whose
+// partition function gives each key its own partition, and a
+// Partitions.Subscribe per subscriber, the per-node fan-out's shape with a
+// node per key. how=subset subscribes with SubscribeSubset and a predicate per
 // subscriber, which every Store asks of every subscriber: O(S). how=none
 // makes the same Stores (cycling over S keys) without any subscription: a
 // control, since cycling over more keys also makes the map's own part of a
@@ -34,7 +37,7 @@ const keyedMap = 10000
 func BenchmarkKeyedSubscribers(b *testing.B) {
 	lib := libNames[0]
 	b.Run("lib="+lib+"/val="+ints.name+fmt.Sprintf("/N=%d", keyedMap), func(b *testing.B) {
-		for _, how := range []string{"keys", "lazy", "subset", "none"} {
+		for _, how := range []string{"keys", "lazy", "part", "subset", "none"} {
 			for _, s := range []int{1, 1000, 10000} {
 				if how == "subset" && s > 1000 {
 					continue // ten million predicate calls per thousand Stores
@@ -53,6 +56,10 @@ func benchKeyed(b *testing.B, how string, s int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var held []watchable.State[string, int]
+	var parts *watchable.Partitions[string, int, string]
+	if how == "part" {
+		parts = watchable.PartitionBy(ctx, o.m.View(), func(k string, _ int) string { return k })
+	}
 	for i := range s {
 		switch how {
 		case "keys":
@@ -63,6 +70,8 @@ func benchKeyed(b *testing.B, how string, s int) {
 			ch := make(chan struct{}, 1)
 			o.m.NotifyKeys(ctx, ch, keys[i])
 			held = append(held, o.m.State())
+		case "part":
+			parts.Subscribe(ctx, keys[i])
 		case "subset":
 			k := keys[i]
 			o.m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })

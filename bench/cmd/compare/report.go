@@ -144,7 +144,7 @@ var sections = []section{
 		about: "A Store when S subscribers each watch one key of a map of 10,000 integers, every Store changing a watched key (so it concerns exactly one subscriber, whatever S), " +
 			"200,000 Stores a run, so that each of 10,000 subscribers sees 20 and the figure is the steady state rather than each subscription's first write (how=subset, whose Stores cost tens of microseconds with 1,000 subscribers, 2,000 a run, in an invocation of its own). " +
 			"The subscribers never read, so the figure is the writer's work alone. how=keys is SubscribeKeys, indexed by key; " +
-			"how=lazy is a lazy keyed reader, a NotifyKeys registration with its signal pending, holding the State it took last (as a reader of State.KeyUpdatesSince does between reads); how=subset is SubscribeSubset with a predicate per subscriber, " +
+			"how=lazy is a lazy keyed reader, a NotifyKeys registration with its signal pending, holding the State it took last (as a reader of State.KeyUpdatesSince does between reads); how=part is one PartitionBy whose partition function gives each key a partition of its own, and a Partitions.Subscribe per subscriber (the per-node fan-out, with a node per key); how=subset is SubscribeSubset with a predicate per subscriber, " +
 			"which every Store asks of every subscriber; how=none makes the same Stores with no subscription, a control for what cycling over S keys costs the map itself. " +
 			"÷ S=1 divides by the same how with one subscriber. switchyard only.",
 		bench: "BenchmarkKeyedSubscribers", units: []string{"ns/op", "B/op", "allocs/op"}, noPeer: true, relative: "S", base: "1",
@@ -658,35 +658,41 @@ func idleTarget(t *table) target {
 
 // keyedTarget judges target 6 on the SubscribeKeys channel, which keeps
 // every delivery guarantee of Subscribe as the target asks, and shows the
-// lazy keyed reader (NotifyKeys, then State.KeyUpdatesSince) beside it
-// with its own verdict. A report without the channel's rows judges the
-// lazy reader.
+// other keyed readers beside it, each with its own verdict: the lazy keyed
+// reader (NotifyKeys, then State.KeyUpdatesSince) and partition
+// subscriptions. A report without the channel's rows judges the first of
+// the others it has.
 func keyedTarget(t *table) target {
 	const name = "6. Keyed subscriptions, each on its own key: Store with 1,000 and with 10,000 subscribers ≤ 1.5× Store with one"
 	const sc = "BenchmarkKeyedSubscribers/val=int/N=10000/how="
-	judgeHow := func(how string) judge {
+	readers := []struct{ how, name string }{
+		{"keys", "SubscribeKeys channel"},
+		{"lazy", "lazy keyed reader (NotifyKeys, State.KeyUpdatesSince)"},
+		{"part", "a partition each (PartitionBy, Partitions.Subscribe)"},
+	}
+	var tg target
+	judged, named := "", false
+	for _, r := range readers {
 		var j judge
 		for _, s := range []int{1000, 10000} {
-			q := quotient(t, fmt.Sprintf("%s%s/S=%d", sc, how, s), ours, sc+how+"/S=1", ours, "ns/op")
+			q := quotient(t, fmt.Sprintf("%s%s/S=%d", sc, r.how, s), ours, sc+r.how+"/S=1", ours, "ns/op")
 			j.add(fmt.Sprintf("S=%s ÷ S=1", grouped(float64(s))), q, 1.5)
 		}
-		return j
-	}
-	keys, lazy := judgeHow("keys"), judgeHow("lazy")
-	const lazyName = "lazy keyed reader (NotifyKeys, State.KeyUpdatesSince)"
-	var tg target
-	switch {
-	case keys.any:
-		tg = keys.target(name)
-		tg.measured = "SubscribeKeys channel: " + tg.measured
-		if lz := lazy.target(name); lazy.any {
-			tg.measured += "; " + lazyName + ": " + lz.measured
-			tg.verdict += " (SubscribeKeys channel); " + lazyName + ": " + lz.verdict
+		if !j.any {
+			continue
 		}
-	default:
-		tg = lazy.target(name)
-		if lazy.any {
-			tg.measured = lazyName + ": " + tg.measured
+		rt := j.target(name)
+		switch {
+		case judged == "":
+			tg, judged = rt, r.name
+			tg.measured = r.name + ": " + rt.measured
+		case !named:
+			tg.verdict += " (" + judged + ")"
+			named = true
+			fallthrough
+		default:
+			tg.measured += "; " + r.name + ": " + rt.measured
+			tg.verdict += "; " + r.name + ": " + rt.verdict
 		}
 	}
 	if q := quotient(t, sc+"subset/S=1000", ours, sc+"subset/S=1", ours, "ns/op"); q.ok && tg.measured != "" {

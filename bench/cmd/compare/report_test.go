@@ -270,17 +270,27 @@ func TestVerdictWithinNoise(t *testing.T) {
 }
 
 // TestKeyedTarget checks that target 6 is judged on the SubscribeKeys
-// channel with the lazy keyed reader's own verdict beside it, and on the
-// lazy reader alone when the channel's rows are missing.
+// channel with the other keyed readers' own verdicts beside it, and on the
+// first of the others when the channel's rows are missing.
 func TestKeyedTarget(t *testing.T) {
 	const base = "BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how="
 	keys := base + "keys/S=1-2 100 100 ns/op\n" + base + "keys/S=1000-2 100 120 ns/op\n" + base + "keys/S=10000-2 100 300 ns/op\n"
 	lazy := base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=1000-2 100 110 ns/op\n" + base + "lazy/S=10000-2 100 140 ns/op\n"
+	part := base + "part/S=1-2 100 200 ns/op\n" + base + "part/S=1000-2 100 240 ns/op\n" + base + "part/S=10000-2 100 320 ns/op\n"
 	tests := []struct{ input, want string }{
 		{keys + lazy,
 			"MISS (SubscribeKeys channel); lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): PASS: " +
 				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×; " +
 				"lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×"},
+		{keys + lazy + part,
+			"MISS (SubscribeKeys channel); lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): PASS; a partition each (PartitionBy, Partitions.Subscribe): MISS: " +
+				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×; " +
+				"lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×; " +
+				"a partition each (PartitionBy, Partitions.Subscribe): S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 1.60×"},
+		{part + lazy,
+			"PASS (lazy keyed reader (NotifyKeys, State.KeyUpdatesSince)); a partition each (PartitionBy, Partitions.Subscribe): MISS: " +
+				"lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=1,000 ÷ S=1 1.10×, S=10,000 ÷ S=1 1.40×; " +
+				"a partition each (PartitionBy, Partitions.Subscribe): S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 1.60×"},
 		{keys,
 			"MISS: SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
 		{base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=10000-2 100 160 ns/op\n",
