@@ -163,6 +163,20 @@ func storeCycles[V any](b *testing.B, m kv[V], keys []string, ring []V, cycles i
 	})
 }
 
+// cycleTestSettings makes testing.Benchmark run b.N=200, far below a
+// cycle's worth of Stores so that the cycles decide where a span ends, at
+// GOGC=100, until t ends.
+func cycleTestSettings(t *testing.T) {
+	t.Helper()
+	old := flag.Lookup("test.benchtime").Value.String()
+	if err := flag.Set("test.benchtime", "200x"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { flag.Set("test.benchtime", old) })
+	gogc := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(gogc) })
+}
+
 // TestStoreCyclesSpansWholeCycles checks overCycles' accounting: the span
 // holds at least b.N Stores and the cycles asked for, and its time per
 // Store is the span's time over its Stores, not over b.N.
@@ -171,15 +185,7 @@ func TestStoreCyclesSpansWholeCycles(t *testing.T) {
 	m := newKV[*Service](floorName)
 	defer m.Close()
 	fill(m, keysFor(n), services)
-	// A b.N far below a cycle's worth of Stores, so that the cycles decide
-	// where the span ends.
-	old := flag.Lookup("test.benchtime").Value.String()
-	if err := flag.Set("test.benchtime", "200x"); err != nil {
-		t.Fatal(err)
-	}
-	defer flag.Set("test.benchtime", old)
-	gogc := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(gogc)
+	cycleTestSettings(t)
 	r := testing.Benchmark(func(b *testing.B) {
 		storeCycles(b, m, keysFor(n), services.ring(), cycles)
 	})
@@ -213,13 +219,7 @@ func TestStoreCyclesWarmsAFilledMapOnce(t *testing.T) {
 	dropFilled()
 	defer dropFilled()
 	m := filled(floorName, services, n)
-	old := flag.Lookup("test.benchtime").Value.String()
-	if err := flag.Set("test.benchtime", "200x"); err != nil {
-		t.Fatal(err)
-	}
-	defer flag.Set("test.benchtime", old)
-	gogc := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(gogc)
+	cycleTestSettings(t)
 	// untimed returns how many cycles one benchmark of Stores into m
 	// completed outside its span: testing's forced collections, the
 	// wait for a cycle's end, and a warm-up cycle if there was one.
