@@ -3,6 +3,7 @@ package watchable_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -374,6 +375,31 @@ func TestPartitionsEndWithTheirContext(t *testing.T) {
 	m.Store(1, 1) // nothing left to tell
 	if n := m.Subscribers(); n != 0 {
 		t.Fatalf("Subscribers = %d; want 0", n)
+	}
+}
+
+// A subscription to a partition that no map can find again (NaN is not
+// equal to itself) still ends with its context, and leaves the other
+// partitions' subscriptions as they were.
+func TestPartitionNaNSubscriptionEnds(t *testing.T) {
+	var m watchable.Map[int, float64]
+	parts := watchable.PartitionBy(t.Context(), m.View(), func(_ int, v float64) float64 { return v })
+	other := parts.Subscribe(t.Context(), 1)
+	next(t, other)
+	ctx, cancel := context.WithCancel(t.Context())
+	nan := parts.Subscribe(ctx, math.NaN())
+	next(t, nan)
+	if n := m.Subscribers(); n != 2 {
+		t.Fatalf("Subscribers = %d; want 2", n)
+	}
+	cancel()
+	closed(t, nan)
+	m.Store(7, 1)
+	if s := next(t, other); s.State.Len() != 1 || len(s.Updates) != 1 || s.Updates[0].Key != 7 {
+		t.Fatalf("partition 1 after the NaN subscription ended: State of %d entries, Updates %v; want key 7 stored", s.State.Len(), s.Updates)
+	}
+	if n := m.Subscribers(); n != 1 {
+		t.Fatalf("Subscribers = %d; want 1", n)
 	}
 }
 
