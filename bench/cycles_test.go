@@ -86,9 +86,10 @@ func overCycles(b *testing.B, m any, cycles int, op func(i int, timed bool)) {
 	// which each page's first write faults in (in one profile of a million
 	// Kubernetes-style entries, 1.7 s of the span's 6.7 went to clearing
 	// fresh spans). A writer that keeps writing pays that once, and every
-	// library's first span paid it (its Stores were 20-40% slower than in
-	// the spans after it, and by whatever part of it the process had
-	// already paid for an earlier library), so the span starts after it.
+	// library's first span paid it (its Stores were 15-40% slower than in
+	// the spans after it on the same map, ours up to twice as slow, less
+	// whatever part of it the process had already paid for an earlier
+	// library), so the span starts after it.
 	// Polling after every write, the wait ends where that cycle does.
 	if !warmed(m) {
 		for c := gcCount(); gcCount() == c; {
