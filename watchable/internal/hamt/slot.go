@@ -71,18 +71,38 @@ func loadChild[K comparable, V any](p **node[K, V]) *node[K, V] {
 	return (*node[K, V])(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p))))
 }
 
-// copyChildren appends src's child pointers to dst, reading each
-// atomically.
+// copyChildren appends src's child pointers to dst, with one move of the
+// whole array; under the race detector, reading each pointer with
+// sync/atomic, which the detector understands.
+//
+// One move reads what reading each word atomically would. A node is
+// copied by its map's writer, under the map's lock, or by a goroutine that
+// has the map to itself (an Owner's holder, or a reader of a frozen
+// version, whose nodes never change again). The only stores into the
+// node that another goroutine can be making then are a Freeze's repeats of
+// the writer's last change (version.freeze), and those store values the
+// words already hold: the writer made the change itself before going on,
+// and so did a Freeze before handing out the version. A move (memmove)
+// copies every pointer-sized word whole. Reading a word at a time, with
+// an append each, cost a path copy at 10,000 and 100,000 entries a tenth
+// to a sixth of its time (BenchmarkLiveSetFrozen).
 func copyChildren[K comparable, V any](dst, src []*node[K, V]) []*node[K, V] {
+	if !raceEnabled {
+		return append(dst, src...)
+	}
 	for i := range src {
 		dst = append(dst, loadChild(&src[i]))
 	}
 	return dst
 }
 
-// copyEntries appends src's entries to dst, reading values that may be
-// replaced in place atomically.
+// copyEntries appends src's entries to dst, with one move of the whole
+// array as copyChildren does; under the race detector, reading each value
+// that a writer may replace in place with sync/atomic.
 func copyEntries[K comparable, V any](dst, src []entry[K, V]) []entry[K, V] {
+	if !raceEnabled {
+		return append(dst, src...)
+	}
 	sh := shapeOf[V]() // once: asking reflect per entry cost a tenth of a Batch
 	if sh == shapeOther {
 		return append(dst, src...)

@@ -1,0 +1,5 @@
+//go:build race
+
+package hamt
+
+const raceEnabled = true
