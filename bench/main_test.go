@@ -209,6 +209,12 @@ type watcher[V any] struct {
 	want  atomic.Int64 // i+1 for the i-th store awaited; 0 for none
 	seen  chan struct{}
 	timer *time.Timer // reused, so waiting allocates nothing
+
+	// With stamps, check records when it was called with the snapshot it
+	// waited for (recv) and when it had looked the key up in it (got),
+	// before it tells seen: BenchmarkLatencyPhases reads them.
+	stamps    bool
+	recv, got time.Time
 }
 
 func newWatcher[V any](keys []string, ring []V, vk valueKind[V]) *watcher[V] {
@@ -223,12 +229,19 @@ func (w *watcher[V]) value(i int) (string, V) {
 func (w *watcher[V]) expect(i int) { w.want.Store(int64(i) + 1) }
 
 func (w *watcher[V]) check(_ int, v view[V]) {
+	var recv time.Time
+	if w.stamps {
+		recv = time.Now()
+	}
 	want := w.want.Load()
 	if want == 0 {
 		return
 	}
 	k, val := w.value(int(want - 1))
 	if got, ok := v.Get(k); ok && w.rev(got) == w.rev(val) && w.want.CompareAndSwap(want, 0) {
+		if w.stamps {
+			w.recv, w.got = recv, time.Now()
+		}
 		w.seen <- struct{}{}
 	}
 }
