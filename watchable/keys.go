@@ -29,6 +29,7 @@ type router[K comparable, V any] struct {
 	// active reports whether writes must keep the router informed.
 	active      func() bool
 	subscribers func() int
+	notifiers   func() int // registrations signalled rather than sent snapshots
 	closeAll    func()
 }
 
@@ -64,6 +65,7 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 			flushAll:    x.flushAll,
 			active:      func() bool { return len(x.all) > 0 },
 			subscribers: func() int { return len(x.all) },
+			notifiers:   func() int { return 0 },
 			closeAll:    x.closeAll,
 		})
 	}

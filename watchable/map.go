@@ -415,15 +415,15 @@ func (m *Map[K, V]) Subscribers() int {
 	return n
 }
 
-// Notifiers returns the number of active Notify and NotifyKeys
-// registrations, with the same lag as Subscribers once their context is
-// done.
+// Notifiers returns the number of active Notify, NotifyKeys and
+// Partitions.Notify registrations, with the same lag as Subscribers once
+// their context is done.
 func (m *Map[K, V]) Notifiers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := len(m.notifiers)
-	if m.keyNotes != nil {
-		n += len(m.keyNotes.all)
+	for _, r := range m.routers {
+		n += r.notifiers()
 	}
 	return n
 }

@@ -40,6 +40,7 @@ func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 			flushAll:    func(uint64) { x.signalAll() },
 			active:      func() bool { return len(x.all) > 0 },
 			subscribers: func() int { return 0 },
+			notifiers:   func() int { return len(x.all) },
 			closeAll:    x.closeAll,
 		})
 	}

@@ -16,13 +16,16 @@ import (
 // Writers call the partition function twice per changed entry (with the old
 // value and with the new one) and deliver the change to the subscribers of
 // those partitions only, so a write costs the same with ten partition
-// subscribers as with ten thousand. Sizes lists the partitions that have
-// entries, for a fan-out that starts a handler per partition and stops it
-// when its partition empties.
+// subscribers as with ten thousand. A partition can also be followed
+// lazily, as Map.NotifyKeys follows keys: Notify signals a reader when its
+// partition changes, and the reader claims the net change from State when
+// it is ready (message.HandlePartitionLazily runs that loop). Sizes lists
+// the partitions that have entries, for a fan-out that starts a handler per
+// partition and stops it when its partition empties.
 //
 // All methods are safe for concurrent use. A Partitions lives until the ctx
 // given to PartitionBy is done or its map is closed; then its subscriptions
-// close, and so do those of Sizes.
+// close, its Notify registrations end, and so do the subscriptions of Sizes.
 type Partitions[K comparable, V any, P comparable] struct {
 	m    *Map[K, V]
 	part func(K, V) P
@@ -38,6 +41,7 @@ type Partitions[K comparable, V any, P comparable] struct {
 	// partition with entries on (nil before): later first snapshots look
 	// their keys up instead of scanning the map.
 	members map[P]map[K]struct{}
+	notes   keyNotifiers[P]       // Notify's registrations, by partition
 	routes  []route[P]            // prepare's result, per change
 	touched []*subscription[K, V] // tell's scratch space
 	closed  bool
@@ -84,6 +88,7 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 		flushAll:    p.flushAll,
 		active:      func() bool { return true }, // Sizes must stay right
 		subscribers: func() int { return len(p.all) },
+		notifiers:   func() int { return len(p.notes.all) },
 		closeAll:    p.closeAll,
 	}
 	m.routers = append(m.routers, r)
@@ -128,18 +133,8 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 		s.view = first.view
 		// Shared now: neither may change those nodes in place.
 		first.viewOwn = 0
-	} else if p.count[part] > 0 {
-		if p.members == nil {
-			p.indexMembers()
-		}
-		cur := m.live.Peek()
-		txn := hamt.Map[K, V]{}.Txn()
-		for k := range p.members[part] {
-			if v, ok := cur.Get(k); ok {
-				txn.Set(k, v)
-			}
-		}
-		s.view = txn.Commit()
+	} else {
+		s.view = p.build(part)
 	}
 	s.start(m.live.Stamp())
 	p.readers.add(s, []P{part})
@@ -249,6 +244,7 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 		moved := r.had != r.has || (r.had && r.from != r.to)
 		if r.had && moved {
 			p.tellReaders(r.from, c, false)
+			p.signal(r.from)
 			p.count[r.from]--
 			sized = append(sized, r.from)
 			if p.members != nil {
@@ -261,6 +257,9 @@ func (p *Partitions[K, V, P]) tell(changes []change[K, V], rev uint64) {
 		}
 		if r.has {
 			p.tellReaders(r.to, c, true)
+			if moved || !c.silent {
+				p.signal(r.to)
+			}
 			if moved {
 				p.count[r.to]++
 				sized = append(sized, r.to)
@@ -292,6 +291,7 @@ func (p *Partitions[K, V, P]) flushAll(rev uint64) {
 	for _, s := range p.all {
 		s.flush(rev, true)
 	}
+	p.notes.signalAll()
 }
 
 func (p *Partitions[K, V, P]) closeAll() {
@@ -301,6 +301,7 @@ func (p *Partitions[K, V, P]) closeAll() {
 	}
 	p.all = nil
 	p.readers = keyReaders[P, *subscription[K, V]]{}
+	p.notes.closeAll()
 	p.members = nil
 	p.sizes.Close()
 }
