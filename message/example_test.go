@@ -108,6 +108,32 @@ func ExampleHandleKeysLazily() {
 	// node-a removed
 }
 
+// A per-node fan-out: each node's loop follows the pods placed on it, and
+// a write costs the loops of the other nodes nothing.
+func ExampleHandlePartitionLazily() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pods watchable.Map[string, string] // pod → the node it runs on
+	pods.Replace(map[string]string{"web-1": "node-a", "db-1": "node-b"})
+	byNode := watchable.PartitionBy(ctx, pods.View(), func(_, node string) string { return node })
+
+	message.HandlePartitionLazily(ctx, message.Loop{Runner: "agent", Message: "pods"}, byNode, "node-a",
+		func(ctx context.Context, u watchable.Update[string, string]) error {
+			if u.Delete {
+				fmt.Println(u.Key, "left node-a")
+				cancel() // HandlePartitionLazily returns when ctx is done
+				return nil
+			}
+			fmt.Println(u.Key, "runs on", u.Value)
+			pods.Store("db-2", "node-b")  // another node's pod: not handled
+			pods.Store("web-1", "node-b") // moved away: handled as a delete
+			return nil
+		})
+	// Output:
+	// web-1 runs on node-a
+	// web-1 left node-a
+}
+
 // A state-of-the-world consumer recomputes from the whole State of each
 // snapshot.
 func ExampleHandleSnapshots() {

@@ -26,7 +26,7 @@ import (
 func HandleLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
 	changed := make(chan struct{}, 1)
 	src.Notify(ctx, changed) // before the first State: no write is missed
-	handleLazily(ctx, loop, src, changed, watchable.State[K, V].UpdatesSince, handle, opts)
+	handleLazily(ctx, loop, src.State, changed, watchable.State[K, V].UpdatesSince, handle, opts)
 }
 
 // HandleKeysLazily is HandleLazily restricted to keys, for fan-out to many
@@ -48,17 +48,40 @@ func HandleKeysLazily[K comparable, V any](ctx context.Context, loop Loop, src w
 	since := func(cur, last watchable.State[K, V]) []watchable.Update[K, V] {
 		return cur.KeyUpdatesSince(last, keys...)
 	}
-	handleLazily(ctx, loop, src, changed, since, handle, opts)
+	handleLazily(ctx, loop, src.State, changed, since, handle, opts)
 }
 
-// handleLazily is the loop of HandleLazily and HandleKeysLazily: on each
-// signal on changed it takes src's State and handles since(it, the State
-// it took last).
-func handleLazily[K comparable, V any](ctx context.Context, loop Loop, src watchable.View[K, V], changed <-chan struct{}, since func(cur, last watchable.State[K, V]) []watchable.Update[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts []Option) {
+// HandlePartitionLazily is HandleLazily for one partition of an index
+// (watchable.PartitionBy), for a per-node fan-out of many loops each
+// following its node's partition: it follows it with
+// watchable.Partitions.Notify and watchable.Partitions.State, so that a
+// write costs O(1) for the loops it does not concern however many there
+// are, and a read costs the loop O(k log N) for the partition's k entries
+// (O(k) while the partition also has a Subscribe subscriber).
+//
+// handle is called once per entry of the partition initially, then, each
+// time the partition has changed since the loop last read it, once per key
+// whose value in it differs from the one handled last, in no particular
+// order: an entry that entered the partition comes as a store, and one
+// that left it (deleted, or moved to another partition) as a delete
+// carrying the value handled last. Errors, panics and ctx are treated as in
+// HandleLazily. After the index or its map closes the loop sees no more
+// changes; it still ends with ctx.
+func HandlePartitionLazily[K comparable, V any, P comparable](ctx context.Context, loop Loop, parts *watchable.Partitions[K, V, P], part P, handle func(ctx context.Context, u watchable.Update[K, V]) error, opts ...Option) {
+	changed := make(chan struct{}, 1)
+	parts.Notify(ctx, part, changed) // before the first State
+	state := func() watchable.State[K, V] { return parts.State(part) }
+	handleLazily(ctx, loop, state, changed, watchable.State[K, V].UpdatesSince, handle, opts)
+}
+
+// handleLazily is the loop of the lazy handlers: on each signal on changed
+// it takes a State from state and handles since(it, the State it took
+// last).
+func handleLazily[K comparable, V any](ctx context.Context, loop Loop, state func() watchable.State[K, V], changed <-chan struct{}, since func(cur, last watchable.State[K, V]) []watchable.Update[K, V], handle func(ctx context.Context, u watchable.Update[K, V]) error, opts []Option) {
 	h := newHandler(ctx, loop, opts)
 	var last watchable.State[K, V]
 	for ctx.Err() == nil {
-		cur := src.State()
+		cur := state()
 		updates := since(cur, last)
 		last = cur
 		if len(updates) > 0 {

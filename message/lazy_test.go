@@ -176,3 +176,54 @@ func TestHandleKeysLazilySeesOnlyItsKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestHandlePartitionLazilySeesEveryKindOfChange(t *testing.T) {
+	seesEveryKindOfChange(t, func(ctx context.Context, m *watchable.Map[string, int], r *recorder) {
+		parts := watchable.PartitionBy(ctx, m.View(), func(string, int) string { return "all" })
+		message.HandlePartitionLazily(ctx, meta, parts, "all", r.update)
+	})
+}
+
+// TestHandlePartitionLazilySeesOnlyItsPartition holds the handler while
+// entries change, enter and leave its partition and others, and checks that
+// the loop then handles the partition's net change only: an entry that
+// left as a delete with the value handled last, one that entered as a
+// store.
+func TestHandlePartitionLazilySeesOnlyItsPartition(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var m watchable.Map[string, int]
+	m.Replace(map[string]int{"a": 101, "b": 102, "c": 203, "x": 0})
+	hundreds := func(_ string, v int) int { return v / 100 }
+	parts := watchable.PartitionBy(ctx, m.View(), hundreds)
+	r := &recorder{t: t, calls: make(chan string)} // unbuffered: the handler waits for us
+	done := goHandle(func() { message.HandlePartitionLazily(ctx, meta, parts, 1, r.update) })
+
+	first := []string{receive(t, r.calls)} // the loop is now inside the handler
+	for i := range 50 {
+		m.Store("a", 110+i) // stays in 1, ends at 159
+		m.Store("x", i)     // partition 0
+		m.Store("c", 204+i) // partition 2
+		m.Store("z", 150)   // enters 1 and leaves again
+		m.Delete("z")
+	}
+	m.Store("b", 300) // leaves 1
+	m.Store("c", 199) // enters 1
+	first = append(first, receive(t, r.calls))
+	slices.Sort(first)
+	if diff := cmp.Diff([]string{"a=101", "b=102"}, first); diff != "" {
+		t.Errorf("initial contents handled (-want +got):\n%s", diff)
+	}
+	later := []string{receive(t, r.calls), receive(t, r.calls), receive(t, r.calls)}
+	slices.Sort(later)
+	if diff := cmp.Diff([]string{"-b", "a=159", "c=199"}, later); diff != "" {
+		t.Errorf("net change handled (-want +got):\n%s", diff)
+	}
+	m.Store("x", 5) // elsewhere: nothing to handle
+	m.Store("d", 104)
+	if got := receive(t, r.calls); got != "d=104" {
+		t.Errorf("handled %q, want d=104", got)
+	}
+	cancel()
+	waitDone(t, done, "the loop to return after cancel")
+}
