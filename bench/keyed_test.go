@@ -27,7 +27,10 @@ const keyedMap = 10000
 // read). how=part subscribes to partitions: one PartitionBy whose
 // partition function gives each key its own partition, and a
 // Partitions.Subscribe per subscriber, the per-node fan-out's shape with a
-// node per key. how=subset subscribes with SubscribeSubset and a predicate per
+// node per key. how=lazypart follows those partitions lazily instead: a
+// Partitions.Notify registration per subscriber, its signal pending, and
+// the partition's State it took last (Partitions.State, then
+// State.UpdatesSince, is its read). how=subset subscribes with SubscribeSubset and a predicate per
 // subscriber, which every Store asks of every subscriber: O(S). how=none
 // makes the same Stores (cycling over S keys) without any subscription: a
 // control, since cycling over more keys also makes the map's own part of a
@@ -37,7 +40,7 @@ const keyedMap = 10000
 func BenchmarkKeyedSubscribers(b *testing.B) {
 	lib := libNames[0]
 	b.Run("lib="+lib+"/val="+ints.name+fmt.Sprintf("/N=%d", keyedMap), func(b *testing.B) {
-		for _, how := range []string{"keys", "lazy", "part", "subset", "none"} {
+		for _, how := range []string{"keys", "lazy", "part", "lazypart", "subset", "none"} {
 			for _, s := range []int{1, 1000, 10000} {
 				if how == "subset" && s > 1000 {
 					continue // ten million predicate calls per thousand Stores
@@ -57,7 +60,7 @@ func benchKeyed(b *testing.B, how string, s int) {
 	defer cancel()
 	var held []watchable.State[string, int]
 	var parts *watchable.Partitions[string, int, string]
-	if how == "part" {
+	if how == "part" || how == "lazypart" {
 		parts = watchable.PartitionBy(ctx, o.m.View(), func(k string, _ int) string { return k })
 	}
 	for i := range s {
@@ -72,6 +75,11 @@ func benchKeyed(b *testing.B, how string, s int) {
 			held = append(held, o.m.State())
 		case "part":
 			parts.Subscribe(ctx, keys[i])
+		case "lazypart":
+			// A lazy partition reader between reads, as how=lazy is.
+			ch := make(chan struct{}, 1)
+			parts.Notify(ctx, keys[i], ch)
+			held = append(held, parts.State(keys[i]))
 		case "subset":
 			k := keys[i]
 			o.m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })

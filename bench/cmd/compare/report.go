@@ -144,7 +144,7 @@ var sections = []section{
 		about: "A Store when S subscribers each watch one key of a map of 10,000 integers, every Store changing a watched key (so it concerns exactly one subscriber, whatever S), " +
 			"200,000 Stores a run, so that each of 10,000 subscribers sees 20 and the figure is the steady state rather than each subscription's first write (how=subset, whose Stores cost tens of microseconds with 1,000 subscribers, 2,000 a run, in an invocation of its own). " +
 			"The subscribers never read, so the figure is the writer's work alone. how=keys is SubscribeKeys, indexed by key; " +
-			"how=lazy is a lazy keyed reader, a NotifyKeys registration with its signal pending, holding the State it took last (as a reader of State.KeyUpdatesSince does between reads); how=part is one PartitionBy whose partition function gives each key a partition of its own, and a Partitions.Subscribe per subscriber (the per-node fan-out, with a node per key); how=subset is SubscribeSubset with a predicate per subscriber, " +
+			"how=lazy is a lazy keyed reader, a NotifyKeys registration with its signal pending, holding the State it took last (as a reader of State.KeyUpdatesSince does between reads); how=part is one PartitionBy whose partition function gives each key a partition of its own, and a Partitions.Subscribe per subscriber (the per-node fan-out, with a node per key); how=lazypart is that index followed lazily, a Partitions.Notify registration per subscriber with its signal pending, holding the partition's State it took last (Partitions.State); how=subset is SubscribeSubset with a predicate per subscriber, " +
 			"which every Store asks of every subscriber; how=none makes the same Stores with no subscription, a control for what cycling over S keys costs the map itself. " +
 			"÷ S=1 divides by the same how with one subscriber. switchyard only.",
 		bench: "BenchmarkKeyedSubscribers", units: []string{"ns/op", "B/op", "allocs/op"}, noPeer: true, relative: "S", base: "1",
@@ -669,6 +669,7 @@ func keyedTarget(t *table) target {
 		{"keys", "SubscribeKeys channel"},
 		{"lazy", "lazy keyed reader (NotifyKeys, State.KeyUpdatesSince)"},
 		{"part", "a partition each (PartitionBy, Partitions.Subscribe)"},
+		{"lazypart", "a lazy partition reader each (Partitions.Notify, Partitions.State)"},
 	}
 	var tg target
 	judged, named := "", false

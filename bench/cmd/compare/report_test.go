@@ -277,6 +277,7 @@ func TestKeyedTarget(t *testing.T) {
 	keys := base + "keys/S=1-2 100 100 ns/op\n" + base + "keys/S=1000-2 100 120 ns/op\n" + base + "keys/S=10000-2 100 300 ns/op\n"
 	lazy := base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=1000-2 100 110 ns/op\n" + base + "lazy/S=10000-2 100 140 ns/op\n"
 	part := base + "part/S=1-2 100 200 ns/op\n" + base + "part/S=1000-2 100 240 ns/op\n" + base + "part/S=10000-2 100 320 ns/op\n"
+	lazypart := base + "lazypart/S=1-2 100 100 ns/op\n" + base + "lazypart/S=1000-2 100 105 ns/op\n" + base + "lazypart/S=10000-2 100 130 ns/op\n"
 	tests := []struct{ input, want string }{
 		{keys + lazy,
 			"MISS (SubscribeKeys channel); lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): PASS: " +
@@ -293,6 +294,11 @@ func TestKeyedTarget(t *testing.T) {
 				"a partition each (PartitionBy, Partitions.Subscribe): S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 1.60×"},
 		{keys,
 			"MISS: SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×"},
+		{keys + part + lazypart,
+			"MISS (SubscribeKeys channel); a partition each (PartitionBy, Partitions.Subscribe): MISS; a lazy partition reader each (Partitions.Notify, Partitions.State): PASS: " +
+				"SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 3.00×; " +
+				"a partition each (PartitionBy, Partitions.Subscribe): S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 1.60×; " +
+				"a lazy partition reader each (Partitions.Notify, Partitions.State): S=1,000 ÷ S=1 1.05×, S=10,000 ÷ S=1 1.30×"},
 		{base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=10000-2 100 160 ns/op\n",
 			"MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=10,000 ÷ S=1 1.60×; not measured: S=1,000 ÷ S=1"},
 	}
