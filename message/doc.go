@@ -6,7 +6,8 @@
 // HandleLazily calls it once per changed key too, but claims the changes
 // from the map when it is ready (watchable.State.UpdatesSince) instead of
 // reading a subscription, so that a slow handler's backlog costs writers
-// nothing.
+// nothing; HandleKeysLazily and HandlePartitionLazily do the same for a few
+// keys and for one partition, the per-node fan-out's loops.
 // A handler that returns an error or panics does not end the loop: the error
 // or the panic (with its stack) is logged and counted, and the next update is
 // handled. Loop names the loop in logs and metrics. Records go to

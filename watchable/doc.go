@@ -31,8 +31,9 @@
 // lazy reader costs one attempted send on a full channel, plus what any
 // held State costs (the first write after each of its reads copies the
 // path it touches), and pays for the difference itself when it reads.
-// NotifyKeys and State.KeyUpdatesSince are the same for a few keys, for a
-// fan-out: a write signals only the readers of the key it changes.
+// NotifyKeys and State.KeyUpdatesSince are the same for a few keys, and
+// Partitions.Notify and Partitions.State for a partition, for a fan-out: a
+// write signals only the readers of the key or partition it changes.
 //
 // Values are deep-copied when they enter the map (Store) and when they leave
 // it through Load and LoadAll, so callers may keep mutating their own copies.
