@@ -69,13 +69,7 @@ func TestPartitionsNotify(t *testing.T) {
 	}
 
 	cancel()
-	deadline := time.Now().Add(time.Minute)
-	for m.Notifiers() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Notifiers = %d a minute after cancel; want 0", m.Notifiers())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitNotifiers(t, m.Notifiers, 0, "cancel")
 	m.Store("p5", placed{Node: "n1"})
 	if got := pending(); got != "" {
 		t.Fatalf("signalled after cancel: %s", got)
@@ -159,25 +153,14 @@ func TestPartitionsNotifyEnds(t *testing.T) {
 	nanCtx, nanCancel := context.WithCancel(t.Context())
 	parts.Notify(nanCtx, math.NaN(), nan)
 	nanCancel()
-	deadline := time.Now().Add(time.Minute)
-	for m.Notifiers() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Notifiers = %d a minute after the NaN registration's cancel; want 1", m.Notifiers())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitNotifiers(t, m.Notifiers, 1, "the NaN registration's cancel")
 	m.Store(1, 1)
 	if !received(one) {
 		t.Fatal("partition 1 not signalled after the NaN registration ended")
 	}
 
 	cancel() // the index ends
-	for m.Notifiers() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Notifiers = %d a minute after the index ended; want 0", m.Notifiers())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitNotifiers(t, m.Notifiers, 0, "the index ended")
 	m.Store(2, 1)
 	if received(one) {
 		t.Fatal("signalled after the index ended")
@@ -336,5 +319,18 @@ func TestPartitionsLazyReaders(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// awaitNotifiers waits until notifiers reports want: registrations are
+// removed by a goroutine that context.AfterFunc starts.
+func awaitNotifiers(t *testing.T, notifiers func() int, want int, after string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for notifiers() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("Notifiers = %d a minute after %s; want %d", notifiers(), after, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
