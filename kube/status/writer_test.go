@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -64,9 +66,23 @@ type podFixture struct {
 
 func newPodFixture(t *testing.T, pods ...runtime.Object) *podFixture {
 	f := &podFixture{cs: fake.NewClientset(pods...), desired: &watchable.Map[types.NamespacedName, corev1.PodStatus]{}}
+	// The fake delivers no event from before a watch opens, and the
+	// informer is ready once it has listed, before it watches: a write in
+	// between would never reach it. So the fixture waits for the watch.
+	watching := make(chan struct{})
+	var once sync.Once
+	f.cs.PrependWatchReactor("*", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		a := action.(k8stesting.WatchActionImpl)
+		w, err := f.cs.Tracker().Watch(a.GetResource(), a.GetNamespace(), a.ListOptions)
+		if err == nil {
+			once.Do(func() { close(watching) })
+		}
+		return true, w, err
+	})
 	f.pods = informer.New[*corev1.Pod](f.cs.CoreV1().Pods(""), informer.WithLogger(testrun.Quiet))
 	testrun.Run(t, f.pods)
 	testrun.Closed(t, f.pods.Ready(), "pods informer ready")
+	testrun.Closed(t, watching, "pods informer watching")
 	return f
 }
 
@@ -95,6 +111,18 @@ func (f *podFixture) waitPhase(t *testing.T, name string, want corev1.PodPhase) 
 	})
 }
 
+// waitInformed waits until the informer holds pod name in phase want.
+func (f *podFixture) waitInformed(t *testing.T, name string, want corev1.PodPhase) {
+	t.Helper()
+	testrun.Until(t, func() string {
+		p, ok := f.pods.Output().State().Get(key(name))
+		if !ok || p.Status.Phase != want {
+			return fmt.Sprintf("the informer does not hold pod %s %s yet", name, want)
+		}
+		return ""
+	})
+}
+
 func TestWriterWritesOnlyWhileLeading(t *testing.T) {
 	f := newPodFixture(t, pod("a", corev1.PodPending))
 	f.desired.Store(key("a"), corev1.PodStatus{Phase: corev1.PodRunning})
@@ -108,6 +136,12 @@ func TestWriterWritesOnlyWhileLeading(t *testing.T) {
 	}
 	first := e.grant(t, 1)
 	f.waitPhase(t, "a", corev1.PodRunning)
+	// The second term must start from an informer that has seen this
+	// write: one that lags it hands the second term a Pending pod, and the
+	// stale event arriving after the second term's write makes it check,
+	// and write, once more (on a real API server that write would conflict;
+	// the fake accepts it).
+	f.waitInformed(t, "a", corev1.PodRunning)
 
 	first.end()
 	e.campaigning(t)
