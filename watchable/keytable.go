@@ -126,9 +126,14 @@ type keyReaders[K comparable, T comparable] struct {
 	more  map[K][]T
 }
 
-// add makes r a reader of each of keys, which hold no repeats.
+// add makes r a reader of each of keys, which hold no repeats. A key not
+// equal to itself (a NaN) is skipped: no write's key can ever equal it, and
+// remove could never find it again.
 func (x *keyReaders[K, T]) add(r T, keys []K) {
 	for _, k := range keys {
+		if k != k {
+			continue
+		}
 		h := hamt.Hash(k)
 		if _, ok := x.first.get(k, h); !ok {
 			x.first.set(k, h, r)
@@ -145,6 +150,9 @@ func (x *keyReaders[K, T]) add(r T, keys []K) {
 // one reader to one key are alike, so which of them goes does not matter.
 func (x *keyReaders[K, T]) remove(r T, keys []K) {
 	for _, k := range keys {
+		if k != k {
+			continue // never added
+		}
 		h := hamt.Hash(k)
 		more := x.more[k]
 		if first, _ := x.first.get(k, h); first == r {

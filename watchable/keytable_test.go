@@ -1,6 +1,7 @@
 package watchable
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -62,5 +63,26 @@ func TestKeyTable(t *testing.T) {
 				t.Fatalf("emptied table: %d entries, %d slots", table.n, len(table.slots))
 			}
 		})
+	}
+}
+
+// TestKeyReadersSkipNaN checks that a key not equal to itself, which no
+// write can match and remove could not find, takes no slot: readers of NaN
+// added and removed again leave the table empty.
+func TestKeyReadersSkipNaN(t *testing.T) {
+	var x keyReaders[float64, int]
+	for r := 1; r <= 100; r++ {
+		x.add(r, []float64{math.NaN(), 1})
+		x.remove(r, []float64{math.NaN(), 1})
+	}
+	if x.first.n != 0 || len(x.more) != 0 {
+		t.Fatalf("after 100 readers of NaN and 1 came and went: %d slots in use, %d keys with more readers; want none", x.first.n, len(x.more))
+	}
+	x.add(7, []float64{math.NaN(), 1})
+	if r, _, ok := x.of(1, hamt.Hash(1.0)); !ok || r != 7 {
+		t.Fatalf("of(1) = %d, %v; want 7, true", r, ok)
+	}
+	if _, _, ok := x.of(math.NaN(), hamt.Hash(math.NaN())); ok {
+		t.Fatal("of(NaN) found a reader")
 	}
 }
