@@ -56,8 +56,13 @@ func HandleKeysLazily[K comparable, V any](ctx context.Context, loop Loop, src w
 // following its node's partition: it follows it with
 // watchable.Partitions.Notify and watchable.Partitions.State, so that a
 // write costs O(1) for the loops it does not concern however many there
-// are, and a read costs the loop O(k log N) for the partition's k entries
-// (O(k) while the partition also has a Subscribe subscriber).
+// are. A read costs the loop O(k log N) to take the partition's State, for
+// its k entries, and O(k) to compare it with the last; while the partition
+// also has a Subscribe subscriber, the State is that subscriber's, taken
+// in O(1), and the comparison skips what did not change. The first read of
+// a partition with entries indexes every partition's keys, calling the
+// partition function once per entry of the map (see
+// watchable.Partitions.Subscribe).
 //
 // handle is called once per entry of the partition initially, then, each
 // time the partition has changed since the loop last read it, once per key

@@ -17,8 +17,8 @@ import (
 // Notify is the lazy counterpart of Subscribe, for a per-node fan-out of
 // many handlers that may each fall behind: a write costs O(1) for the
 // registrations it does not concern, however many there are, and for each
-// one it concerns a single attempted send, with no pending snapshot to
-// merge into. The reader pays when it reads: it takes State(part) and asks
+// one it concerns an attempted send per change to the partition, with no
+// pending snapshot to merge into. The reader pays when it reads: it takes State(part) and asks
 // it for State.UpdatesSince the one it took last (message.HandlePartitionLazily
 // runs that loop). Register before taking the first State, so that no
 // write in between is missed.
@@ -51,16 +51,17 @@ func (p *Partitions[K, V, P]) Notify(ctx context.Context, part P, ch chan<- stru
 // see only part's entries, and State.UpdatesSince between two of them is
 // the partition's net change, an entry that left it (deleted, or moved to
 // another partition) coming as a delete with the value the older State
-// held. Two such States share no nodes unless nothing touched them in
-// between, so UpdatesSince compares them in O(k) for the partition's k
-// entries.
+// held.
 //
-// State costs O(1) while part has a Subscribe subscriber (it shares that
-// subscriber's view), and O(k log N) otherwise; the first State or
-// Subscribe of a partition with entries calls the partition function once
-// per entry of the map, as Subscribe describes. After the index closes it
-// no longer follows writes, and State calls the partition function on
-// every entry of the map, O(N).
+// While part has a Subscribe subscriber, State shares that subscriber's
+// view: O(1), and two such States share what no write touched in between,
+// which UpdatesSince skips. Otherwise State builds the partition's trie
+// from its keys, O(k log N) for its k entries, and two such States share
+// nothing, so UpdatesSince compares them whole, O(k). The first State or
+// Subscribe of a partition with entries indexes every partition's keys,
+// calling the partition function once per entry of the map, as Subscribe
+// describes. After the index closes it no longer follows writes, and
+// State calls the partition function on every entry of the map, O(N).
 func (p *Partitions[K, V, P]) State(part P) State[K, V] {
 	m := p.m
 	m.mu.Lock()

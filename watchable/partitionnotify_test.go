@@ -173,6 +173,9 @@ func TestPartitionsNotifyEnds(t *testing.T) {
 	if got := parts.State(1).Map(); !cmp.Equal(got, map[int]float64{1: 1, 2: 1}) {
 		t.Fatalf("State(1) after the index ended = %v", got)
 	}
+	if got := parts.State(7); got.Len() != 0 || got.Revision() != m.Revision() {
+		t.Fatalf("State(7) after the index ended: %d entries at revision %d; want none at %d", got.Len(), got.Revision(), m.Revision())
+	}
 
 	var m2 watchable.Map[int, int]
 	parts2 := watchable.PartitionBy(t.Context(), m2.View(), func(_, v int) int { return v })
@@ -194,13 +197,16 @@ func TestPartitionsState(t *testing.T) {
 			var m watchable.Map[string, placed]
 			m.Store("p1", placed{Node: "n1"})
 			m.Store("p2", placed{Node: "n2"})
-			m.Store("p3", placed{Node: "n1", Addr: "a1"})
+			m.Store("p3", placed{Node: "n1"})
 			parts := watchable.PartitionBy(t.Context(), m.View(), func(_ string, v placed) string { return v.Node })
 			var sub <-chan watchable.Snapshot[string, placed]
 			if shared {
 				sub = parts.Subscribe(t.Context(), "n1")
 				next(t, sub)
 			}
+			// A write the subscriber has not read: its view now changes in
+			// place, until State shares it.
+			m.Store("p3", placed{Node: "n1", Addr: "a1"})
 			first := parts.State("n1")
 			if first.Revision() != m.Revision() {
 				t.Fatalf("State's revision %d; the map's %d", first.Revision(), m.Revision())
@@ -210,8 +216,8 @@ func TestPartitionsState(t *testing.T) {
 				t.Fatalf("first State (-want +got):\n%s", diff)
 			}
 
+			m.Store("p3", placed{Node: "n1", Addr: "a5"}) // changes within n1, first: in place unless shared
 			m.Store("p1", placed{Node: "n2"})             // leaves n1
-			m.Store("p3", placed{Node: "n1", Addr: "a5"}) // changes within n1
 			m.Store("p4", placed{Node: "n1"})             // enters n1
 			m.Store("p2", placed{Node: "n2", Addr: "a9"}) // elsewhere
 			if shared {
@@ -244,21 +250,32 @@ func TestPartitionsState(t *testing.T) {
 	}
 }
 
-// TestPartitionsLazyReaders runs random writes against lazy readers of
-// every partition, each reading at random moments, and checks what each
-// relies on: a write that changes its partition signals it, and the
-// updates it claims take the partition from the contents it last read to
-// its current ones.
+// TestPartitionsLazyReaders runs random writes (Stores, Deletes and
+// Batches of them) against lazy readers of every partition, each reading at
+// random moments, with and without a Subscribe subscriber on one partition
+// whose State is then shared (read at random moments too), and checks what
+// each reader relies on: a write that changes its partition signals it,
+// the updates it claims take the partition from the contents it last read
+// to its current ones, and a State it took never changes.
 func TestPartitionsLazyReaders(t *testing.T) {
+	for _, subscribed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("subscribed=%v", subscribed), func(t *testing.T) {
+			lazyReaders(t, subscribed)
+		})
+	}
+}
+
+func lazyReaders(t *testing.T, subscribed bool) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var m watchable.Map[int, int]
 	const parts, keys = 5, 40
 	partOf := func(_, v int) int { return v % parts }
 	idx := watchable.PartitionBy(t.Context(), m.View(), partOf)
 	type reader struct {
-		ch   chan struct{}
-		last watchable.State[int, int]
-		seen map[int]int // what the reader holds: last, updated by its claims
+		ch       chan struct{}
+		last     watchable.State[int, int]
+		lastSeen map[int]int // what last held when it was taken
+		seen     map[int]int // what the reader holds: last, updated by its claims
 	}
 	readers := make([]*reader, parts)
 	for p := range readers {
@@ -266,8 +283,9 @@ func TestPartitionsLazyReaders(t *testing.T) {
 		idx.Notify(t.Context(), p, rd.ch)
 		readers[p] = rd
 	}
-	if r.IntN(2) == 0 {
-		idx.Subscribe(t.Context(), 0) // partition 0 shares a subscriber's view
+	var sub <-chan watchable.Snapshot[int, int]
+	if subscribed {
+		sub = idx.Subscribe(t.Context(), 0) // partition 0's States are its view
 	}
 	want := func(p int) map[int]int {
 		out := map[int]int{}
@@ -283,17 +301,35 @@ func TestPartitionsLazyReaders(t *testing.T) {
 		for p := range before {
 			before[p] = want(p)
 		}
-		k := r.IntN(keys)
-		switch r.IntN(4) {
+		switch r.IntN(5) {
 		case 0:
-			m.Delete(k)
+			m.Delete(r.IntN(keys))
+		case 1:
+			m.Batch(func(b *watchable.Batch[int, int]) {
+				for range 1 + r.IntN(4) {
+					if r.IntN(3) == 0 {
+						b.Delete(r.IntN(keys))
+					} else {
+						b.Store(r.IntN(keys), r.IntN(3*parts))
+					}
+				}
+			})
 		default:
-			m.Store(k, r.IntN(3*parts))
+			m.Store(r.IntN(keys), r.IntN(3*parts))
+		}
+		if sub != nil && r.IntN(2) == 0 {
+			select {
+			case <-sub:
+			default:
+			}
 		}
 		for p, rd := range readers {
 			changed := !cmp.Equal(before[p], want(p))
 			if changed && len(rd.ch) == 0 {
 				t.Fatalf("step %d: partition %d changed and has no signal pending", step, p)
+			}
+			if rd.lastSeen != nil && !cmp.Equal(rd.last.Map(), rd.lastSeen) {
+				t.Fatalf("step %d: partition %d: a State taken earlier changed", step, p)
 			}
 			if r.IntN(3) != 0 {
 				continue
@@ -310,7 +346,7 @@ func TestPartitionsLazyReaders(t *testing.T) {
 						rd.seen[u.Key] = u.Value
 					}
 				}
-				rd.last = cur
+				rd.last, rd.lastSeen = cur, cur.Map()
 			}
 			if len(rd.ch) == 0 {
 				// No signal pending: nothing changed since the reader read.
