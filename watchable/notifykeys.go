@@ -101,17 +101,21 @@ func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
 func tellKeyNotifiers[K comparable, V any](x *keyNotifiers[K], changes []change[K, V]) {
 	for i := range changes {
 		c := &changes[i]
-		if c.silent {
-			continue
+		if !c.silent {
+			x.signal(c.key, c.hash)
 		}
-		ch, more, ok := x.readers.of(c.key, c.hash)
-		if !ok {
-			continue
-		}
+	}
+}
+
+// signal signals the channels that follow k, whose hash is h, if any.
+func (x *keyNotifiers[K]) signal(k K, h uint64) {
+	ch, more, ok := x.readers.of(k, h)
+	if !ok {
+		return
+	}
+	send(ch)
+	for _, ch := range more {
 		send(ch)
-		for _, ch := range more {
-			send(ch)
-		}
 	}
 }
 

@@ -106,15 +106,7 @@ func (p *Partitions[K, V, P]) build(part P) hamt.Map[K, V] {
 
 // signal signals the Notify registrations of part, if it has any.
 func (p *Partitions[K, V, P]) signal(part P) {
-	if len(p.notes.all) == 0 {
-		return
-	}
-	ch, more, ok := p.notes.readers.of(part, hamt.Hash(part))
-	if !ok {
-		return
-	}
-	send(ch)
-	for _, ch := range more {
-		send(ch)
+	if len(p.notes.all) > 0 {
+		p.notes.signal(part, hamt.Hash(part))
 	}
 }
