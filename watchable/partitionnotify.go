@@ -68,13 +68,8 @@ func (p *Partitions[K, V, P]) State(part P) State[K, V] {
 	defer m.mu.Unlock()
 	rev := m.live.Stamp()
 	if p.closed {
-		txn := hamt.Map[K, V]{}.Txn()
-		for k, v := range m.live.Peek().All() {
-			if p.part(k, v) == part {
-				txn.Set(k, v)
-			}
-		}
-		return State[K, V]{m: txn.Commit(), rev: rev}
+		in := m.matching(func(k K, v V) bool { return p.part(k, v) == part })
+		return State[K, V]{m: in, rev: rev}
 	}
 	if s, _, ok := p.readers.of(part, hamt.Hash(part)); ok {
 		// Shared now: the subscriber may no longer change its nodes in

@@ -48,6 +48,18 @@ func (m *Map[K, V]) SubscribeSubset(ctx context.Context, include func(K, V) bool
 	return m.subscribe(ctx, include)
 }
 
+// matching returns a trie of the current entries for which include
+// returns true, scanning the whole map. m.mu is held.
+func (m *Map[K, V]) matching(include func(K, V) bool) hamt.Map[K, V] {
+	txn := hamt.Map[K, V]{}.Txn()
+	for k, v := range m.live.Peek().All() {
+		if include(k, v) {
+			txn.Set(k, v)
+		}
+	}
+	return txn.Commit()
+}
+
 func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-chan Snapshot[K, V] {
 	ch := make(chan Snapshot[K, V], 1)
 	m.mu.Lock()
@@ -58,13 +70,7 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 	}
 	s := &subscription[K, V]{m: m, ch: ch, include: include, filtered: include != nil, pos: len(m.subs)}
 	if include != nil {
-		txn := hamt.Map[K, V]{}.Txn()
-		for k, v := range m.live.Peek().All() {
-			if include(k, v) {
-				txn.Set(k, v)
-			}
-		}
-		s.view = txn.Commit()
+		s.view = m.matching(include)
 	}
 	s.start(m.live.Stamp())
 	m.subs = append(m.subs, s)
