@@ -16,9 +16,13 @@ import (
 // map's writes do. With -gccycles the Stores are timed over whole
 // garbage-collection cycles (cycles_test.go), and the percentiles are over
 // the span's Stores.
+//
+// The floor (lib=floor) is a Go map under a mutex whose subscriber is told
+// of each Store and reads the key from the map itself: what a plain map's
+// latency grows by with N, which has no snapshots to make.
 func BenchmarkLatency(b *testing.B) {
 	ns := sizes(b)
-	forEachLib(b, func(b *testing.B, lib string) {
+	forLibs(b, withFloor, func(b *testing.B, lib string) {
 		latencyMatrix(b, lib, ints, ns)
 		latencyMatrix(b, lib, services, ns)
 	})

@@ -70,16 +70,31 @@ func newKV[V any](name string) kv[V] {
 // floor is the least a map that stores private copies can do: a Go map
 // under a mutex, holding a deep copy of each value stored (made with
 // watchable.DeepCopy, so the same copy as the libraries make) and handing
-// out a deep copy on Load. It has no subscriptions; Subscribe panics.
+// out a deep copy on Load.
+//
+// Its subscribers are the least a plain map can give readers: a Store
+// signals each of them (a buffered channel of one, so signals coalesce as
+// snapshots do), and a woken subscriber reads the map itself, under the
+// lock, as it is by then. There are no snapshots, no updates and no
+// isolation from later Stores: it is the reference for what the
+// libraries' subscriptions cost beyond telling readers, not a third
+// library.
 type floor[V any] struct {
-	mu sync.Mutex
-	m  map[string]V
+	mu   sync.Mutex
+	m    map[string]V
+	subs []chan struct{} // one per subscriber, capacity one
 }
 
 func (f *floor[V]) Store(k string, v V) {
 	v = watchable.DeepCopy(v)
 	f.mu.Lock()
 	f.m[k] = v
+	for _, c := range f.subs {
+		select {
+		case c <- struct{}{}:
+		default: // already signalled: the reader will find this Store too
+		}
+	}
 	f.mu.Unlock()
 }
 
@@ -132,11 +147,61 @@ func (f *floor[V]) Range(fn func(string, V)) {
 	}
 }
 
-func (f *floor[V]) Subscribe(context.Context, func(view[V])) <-chan struct{} {
-	panic("bench: the floor has no subscriptions")
+// Subscribe starts a reader that calls fn once at once and then once per
+// signal, until ctx is done.
+func (f *floor[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	c := make(chan struct{}, 1)
+	c <- struct{}{} // the first call, as the libraries' first snapshot
+	f.mu.Lock()
+	f.subs = append(f.subs, c)
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer f.unsubscribe(c)
+		v := floorView[V]{f}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c:
+				fn(v)
+			}
+		}
+	}()
+	return done
 }
-func (f *floor[V]) SubscribeIdle(context.Context) { panic("bench: the floor has no subscriptions") }
+
+func (f *floor[V]) unsubscribe(c chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.subs {
+		if s == c {
+			f.subs = append(f.subs[:i], f.subs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (f *floor[V]) SubscribeIdle(context.Context) { panic("bench: the floor has no idle subscribers") }
 func (f *floor[V]) Close()                        {}
+
+// floorView reads the floor's map as it is when asked: under the lock, and
+// without a copy, since the floor never changes a value it holds.
+type floorView[V any] struct{ f *floor[V] }
+
+func (v floorView[V]) Updates() int { return 0 } // it carries none
+func (v floorView[V]) Len() int {
+	v.f.mu.Lock()
+	defer v.f.mu.Unlock()
+	return len(v.f.m)
+}
+func (v floorView[V]) Get(k string) (V, bool) {
+	v.f.mu.Lock()
+	defer v.f.mu.Unlock()
+	x, ok := v.f.m[k]
+	return x, ok
+}
 
 // ours adapts switchyard's watchable.Map.
 type ours[V any] struct{ m watchable.Map[string, V] }

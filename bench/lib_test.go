@@ -12,7 +12,7 @@ import (
 // TestLibrariesAgree checks that both adapters do what the scenarios assume,
 // on the same inputs: a Store is visible to Load, LoadAll and a subscriber.
 func TestLibrariesAgree(t *testing.T) {
-	for _, lib := range libNames {
+	for _, lib := range withFloor {
 		t.Run(lib, func(t *testing.T) {
 			m := newKV[*Service](lib)
 			defer m.Close()
@@ -112,5 +112,28 @@ func TestIdleSubscriberDoesNotHang(t *testing.T) {
 				t.Errorf("Load = %d, want 10", got)
 			}
 		})
+	}
+}
+
+// TestFloorSubscribersLeave checks that a floor subscriber is told of
+// Stores while it lasts and is no longer signalled once its ctx is done.
+func TestFloorSubscribersLeave(t *testing.T) {
+	f := newKV[int](floorName).(*floor[int])
+	seen := make(chan int, 16)
+	stop := subscribers[int](f, 2, func(sub int, v view[int]) {
+		if x, ok := v.Get("k"); ok {
+			seen <- x
+		}
+	})
+	f.Store("k", 7)
+	if got := <-seen; got != 7 {
+		t.Errorf("a subscriber read %d, want 7", got)
+	}
+	stop()
+	f.mu.Lock()
+	n := len(f.subs)
+	f.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d subscribers still signalled after their ctx ended, want 0", n)
 	}
 }
