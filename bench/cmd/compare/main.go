@@ -82,7 +82,8 @@ var plan = []run{
 	// Target 4 divides ours at N=100,000 by ours at N=100: at 100 the heap
 	// is small and 20,000 k8s Stores met several collections (7 in a run
 	// with -gccycles), at 100,000 none, so both are timed over whole cycles.
-	{bench: `^BenchmarkLatency$/^lib=switchyard$`, benchtime: "20000x", count: 5, gcCycles: 3},
+	// The floor's latency, shown beside it, runs in the same invocation.
+	{bench: `^BenchmarkLatency$/^lib=(switchyard|floor)$`, benchtime: "20000x", count: 5, gcCycles: 3},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=100$`, benchtime: "20000x", count: 5},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=10000$`, benchtime: "200x", count: 1},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=100000$`, benchtime: "20x", count: 1},
