@@ -23,7 +23,7 @@ import (
 // Kubernetes-style values only.
 func BenchmarkLatency(b *testing.B) {
 	ns := sizes(b)
-	forLibs(b, withFloor, func(b *testing.B, lib string) {
+	forLibs(b, withModel(withFloor), func(b *testing.B, lib string) {
 		if lib != floorName {
 			// The floor's Stores of integers allocate nothing, so
 			// -gccycles, which ends a span at a collection, cannot

@@ -63,6 +63,8 @@ func newKV[V any](name string) kv[V] {
 		return &theirs[V]{}
 	case floorName:
 		return &floor[V]{m: map[string]V{}}
+	case modelName:
+		return newModel[V]()
 	}
 	panic("bench: unknown library " + name)
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +136,56 @@ func TestFloorSubscribersLeave(t *testing.T) {
 	f.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d subscribers still signalled after their ctx ended, want 0", n)
+	}
+}
+
+// TestModelAdapter checks the model's adapter as TestLibrariesAgree checks
+// the libraries', and that what its subscribers hold stays readable while
+// it forgets history: each call reads its snapshot twice, with Stores and
+// Forgets in between, and must read the same.
+func TestModelAdapter(t *testing.T) {
+	m := newKV[*Service](modelName)
+	defer m.Close()
+	keys := keysFor(3)
+	fill(m, keys, services)
+	if got, ok := m.Load(keys[1]); !ok || got.ResourceVersion != 0 {
+		t.Fatalf("Load(%q) = %v, %v after fill; want revision 0", keys[1], got, ok)
+	}
+	var changed atomic.Int32
+	stop := subscribers(m, 2, func(_ int, v view[*Service]) {
+		var first [3]int64
+		for i, k := range keys {
+			if s, ok := v.Get(k); ok {
+				first[i] = s.ResourceVersion
+			}
+		}
+		time.Sleep(50 * time.Microsecond) // the writer stores, and forgets, meanwhile
+		for i, k := range keys {
+			if s, ok := v.Get(k); !ok || s.ResourceVersion != first[i] {
+				changed.Add(1)
+			}
+		}
+	})
+	ring := services.ring()
+	for i := range 3000 { // a thousand passes of the table's size, each ending in a Forget
+		m.Store(keys[i%3], ring[i%ringSize])
+	}
+	w := newWatcher(keys, ring, services)
+	stop()
+	stop = subscribers(m, 1, w.check)
+	defer stop()
+	k, v := w.value(3000)
+	w.expect(3000)
+	m.Store(k, v)
+	waitSeen(t, w)
+	if n := changed.Load(); n != 0 {
+		t.Errorf("a subscriber's snapshot read another value on %d reads", n)
+	}
+	stop()
+	mm := m.(*model[*Service])
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if len(mm.subs) != 0 {
+		t.Errorf("%d subscribers still told of Stores after their ctx ended, want 0", len(mm.subs))
 	}
 }

@@ -63,6 +63,17 @@ func forEachLib(b *testing.B, fn func(b *testing.B, lib string)) {
 // are set against the floor.
 var withFloor = append(append([]string(nil), libNames...), floorName)
 
+var modelFlag = flag.Bool("model", false,
+	"also run the multi-version table modelled in internal/mvcc (lib=mvcc) in the Store, latency, Load and memory scenarios")
+
+// withModel returns names, and the model after them when -model asks.
+func withModel(names []string) []string {
+	if !*modelFlag {
+		return names
+	}
+	return append(append([]string(nil), names...), modelName)
+}
+
 // forLibs runs fn as a sub-benchmark lib=NAME for each of names. The map
 // a library's scenarios filled is dropped before the next library's run:
 // it cannot be reused there, and testing collects garbage before every

@@ -21,7 +21,7 @@ const memoryStores = 100
 func BenchmarkMemory(b *testing.B) {
 	dropFilled()
 	ns := sizes(b)
-	forEachLib(b, func(b *testing.B, lib string) {
+	forLibs(b, withModel(libNames), func(b *testing.B, lib string) {
 		memoryMatrix(b, lib, ints, ns)
 		memoryMatrix(b, lib, services, upTo(ns, 100000))
 	})

@@ -13,7 +13,7 @@ import (
 // objects. The floor is a Go map lookup under a mutex, plus the same copy.
 func BenchmarkLoad(b *testing.B) {
 	ns := sizes(b)
-	forLibs(b, withFloor, func(b *testing.B, lib string) {
+	forLibs(b, withModel(withFloor), func(b *testing.B, lib string) {
 		readMatrix(b, lib, ints, ns, benchLoad[int])
 		readMatrix(b, lib, services, upTo(ns, 100000), benchLoad[*Service])
 	})

@@ -24,7 +24,7 @@ import (
 // Kubernetes-style values.
 func BenchmarkStore(b *testing.B) {
 	ns := sizes(b)
-	forLibs(b, withFloor, func(b *testing.B, lib string) {
+	forLibs(b, withModel(withFloor), func(b *testing.B, lib string) {
 		ss, few, ptr := subscriberCounts(), []int{0, 8}, []int{0, 1, 8}
 		if lib == floorName {
 			ss, few, ptr = []int{0}, []int{0}, []int{0, 8}

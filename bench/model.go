@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/switchyard-go/switchyard/bench/internal/mvcc"
+	"github.com/switchyard-go/switchyard/watchable"
+)
+
+// modelName is the lib= of the multi-version table modelled in
+// internal/mvcc: not a library, and not in the report, but run by the
+// Store, latency and Load scenarios when -model asks (see withModel), so
+// that docs/design.md can set it beside the trie on the same inputs.
+const modelName = "mvcc"
+
+// model adapts the multi-version table. Its Store deep-copies the value as
+// the libraries do; its subscribers are told of each Store as the floor's
+// are, and each takes a snapshot when woken and reads it, as a switchyard
+// subscriber reads the State of its snapshot. It tells the table which
+// snapshots are no longer held (mvcc.Table.Forget) once per pass of the
+// table's size in Stores.
+type model[V any] struct {
+	t      *mvcc.Table[V]
+	mu     sync.Mutex // the writer's
+	subs   []*modelSub
+	stores int
+}
+
+type modelSub struct {
+	signal chan struct{}
+	held   atomic.Uint64 // the version of the snapshot it holds, or an older one
+}
+
+func newModel[V any]() *model[V] { return &model[V]{} }
+
+func (m *model[V]) Fill(keys []string, value func(int) V) {
+	m.t = mvcc.New[V](len(keys))
+	for i, k := range keys {
+		m.Store(k, value(i))
+	}
+}
+
+func (m *model[V]) Store(k string, v V) {
+	v = watchable.DeepCopy(v)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.t == nil {
+		m.t = mvcc.New[V](1 << 10)
+	}
+	m.t.Store(k, v)
+	for _, s := range m.subs {
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
+	}
+	if m.stores++; m.stores >= m.t.Len() {
+		m.stores = 0
+		m.forget()
+	}
+}
+
+// forget drops what no held snapshot can read. m.mu is held.
+func (m *model[V]) forget() {
+	oldest := m.t.Version()
+	for _, s := range m.subs {
+		if v := s.held.Load(); v < oldest {
+			oldest = v
+		}
+	}
+	m.t.Forget(oldest)
+}
+
+func (m *model[V]) Load(k string) (V, bool) {
+	v, ok := m.t.Load(k)
+	if !ok {
+		return v, false
+	}
+	return watchable.DeepCopy(v), true
+}
+
+func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
+	s := &modelSub{signal: make(chan struct{}, 1)}
+	s.held.Store(1) // the first version: its first snapshot may come at any
+	s.signal <- struct{}{}
+	m.mu.Lock()
+	if m.t == nil {
+		m.t = mvcc.New[V](1 << 10)
+	}
+	m.subs = append(m.subs, s)
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer m.unsubscribe(s)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.signal:
+				snap := m.t.Snapshot()
+				s.held.Store(snap.Version())
+				fn(modelView[V]{snap})
+			}
+		}
+	}()
+	return done
+}
+
+// unsubscribe stops telling s of Stores, and stops keeping history for it.
+func (m *model[V]) unsubscribe(s *modelSub) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, x := range m.subs {
+		if x == s {
+			m.subs = append(m.subs[:i], m.subs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (m *model[V]) LoadAll() map[string]V { panic("bench: the mvcc model cannot iterate") }
+func (m *model[V]) SubscribeIdle(context.Context) {
+	panic("bench: the mvcc model has no idle subscribers")
+}
+func (m *model[V]) Close() {}
+
+type modelView[V any] struct{ s mvcc.Snapshot[V] }
+
+func (v modelView[V]) Updates() int           { return 0 } // it carries none
+func (v modelView[V]) Len() int               { panic("bench: the mvcc model's snapshots have no Len") }
+func (v modelView[V]) Get(k string) (V, bool) { return v.s.Get(k) }
