@@ -16,6 +16,13 @@
 // translator.Derive stages, each against what a peer user writes by hand). values.go holds the realistic value types: a Kubernetes-style
 // object with a hand-written DeepCopy and a protobuf message.
 //
+// Two references that are not libraries run beside them. lib=floor, in
+// the scenarios whose targets are set against it, is a Go map under a
+// mutex storing the same deep copies, whose subscribers are told of each
+// Store and read the map itself. lib=mvcc, only with -model, is the
+// multi-version table modelled in internal/mvcc, for the comparison in
+// docs/design.md.
+//
 // bench/cmd/compare runs the whole suite with fixed iteration counts and
 // prints the markdown report committed as docs/benchmarks.md.
 //
