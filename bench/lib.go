@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	peer "github.com/telepresenceio/watchable"
@@ -92,10 +93,7 @@ func (f *floor[V]) Store(k string, v V) {
 	f.mu.Lock()
 	f.m[k] = v
 	for _, c := range f.subs {
-		select {
-		case c <- struct{}{}:
-		default: // already signalled: the reader will find this Store too
-		}
+		tell(c)
 	}
 	f.mu.Unlock()
 }
@@ -157,31 +155,40 @@ func (f *floor[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	f.mu.Lock()
 	f.subs = append(f.subs, c)
 	f.mu.Unlock()
+	v := floorView[V]{f}
+	return onSignal(ctx, c, func() { fn(v) }, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.subs = slices.DeleteFunc(f.subs, func(s chan struct{}) bool { return s == c })
+	})
+}
+
+// onSignal starts a goroutine that calls read on each receive from signal
+// until ctx is done, and then leave; the returned channel is closed after
+// that. It is the reader of the floor's and the model's subscriptions.
+func onSignal(ctx context.Context, signal <-chan struct{}, read, leave func()) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer f.unsubscribe(c)
-		v := floorView[V]{f}
+		defer leave()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-c:
-				fn(v)
+			case <-signal:
+				read()
 			}
 		}
 	}()
 	return done
 }
 
-func (f *floor[V]) unsubscribe(c chan struct{}) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, s := range f.subs {
-		if s == c {
-			f.subs = append(f.subs[:i], f.subs[i+1:]...)
-			return
-		}
+// tell signals c without waiting: a signal already pending stands for this
+// one too, as a pending snapshot does for the libraries.
+func tell(c chan<- struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,10 +52,7 @@ func (m *model[V]) Store(k string, v V) {
 	}
 	m.t.Store(k, v)
 	for _, s := range m.subs {
-		select {
-		case s.signal <- struct{}{}:
-		default:
-		}
+		tell(s.signal)
 	}
 	if m.stores++; m.stores >= m.t.Len() {
 		m.stores = 0
@@ -91,34 +89,15 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	}
 	m.subs = append(m.subs, s)
 	m.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer m.unsubscribe(s)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.signal:
-				snap := m.t.Snapshot()
-				s.held.Store(snap.Version())
-				fn(modelView[V]{snap})
-			}
-		}
-	}()
-	return done
-}
-
-// unsubscribe stops telling s of Stores, and stops keeping history for it.
-func (m *model[V]) unsubscribe(s *modelSub) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, x := range m.subs {
-		if x == s {
-			m.subs = append(m.subs[:i], m.subs[i+1:]...)
-			return
-		}
-	}
+	return onSignal(ctx, s.signal, func() {
+		snap := m.t.Snapshot()
+		s.held.Store(snap.Version())
+		fn(modelView[V]{snap})
+	}, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.subs = slices.DeleteFunc(m.subs, func(x *modelSub) bool { return x == s })
+	})
 }
 
 func (m *model[V]) LoadAll() map[string]V { panic("bench: the mvcc model cannot iterate") }
