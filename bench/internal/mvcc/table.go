@@ -47,7 +47,8 @@ type Table[V any] struct {
 	// state is the current version << 2 | its status.
 	state atomic.Uint64
 	ptr   bool // V is a pointer (else a 64-bit word)
-	n     int
+	n     int  // keys
+	limit int  // the capacity New was given
 }
 
 const (
@@ -83,16 +84,22 @@ type record[V any] struct {
 
 var seed = maphash.MakeSeed()
 
+// beforePublish, when not nil, is called by a Store into the next version
+// after its writes and before it publishes the version: tests look at the
+// table there, as a reader could.
+var beforePublish func()
+
 // New returns an empty table for up to capacity keys, with a load factor of
-// at most 0.7. V must be a pointer or a 64-bit word.
+// at most 0.7. V must be a pointer, or an integer or float of 8 bytes
+// aligned to 8 (which a 32-bit platform does not give).
 func New[V any](capacity int) *Table[V] {
 	t := reflect.TypeFor[V]()
 	ptr := t.Kind() == reflect.Pointer
 	word := t.Size() == 8 && t.Align() == 8 && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64)
 	if !ptr && !word {
-		panic("mvcc: V must be a pointer or a 64-bit word without pointers, not " + t.String())
+		panic("mvcc: V must be a pointer, or an 8-byte integer or float aligned to 8, not " + t.String())
 	}
-	tb := &Table[V]{slots: make([]slot[V], max(capacity*10/7, 8)), ptr: ptr}
+	tb := &Table[V]{slots: make([]slot[V], max((capacity*10+6)/7, 8)), ptr: ptr, limit: capacity}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
 	return tb
 }
@@ -103,9 +110,11 @@ func (t *Table[V]) Version() uint64 { return t.state.Load() >> 2 }
 // Len is the number of keys. Writer only.
 func (t *Table[V]) Len() int { return t.n }
 
-// find returns the slot of k, or the empty slot where k would go, and k's
-// tag, shifted into place.
-func (t *Table[V]) find(k string) (*slot[V], uint64) {
+// find returns the slot of k, or the empty slot where k would go; k's
+// tag, shifted into place; and the slot's word as find saw it, 0 if it was
+// empty. A slot find saw empty may hold another key by the time the
+// caller looks again; one that held k holds it for good.
+func (t *Table[V]) find(k string) (*slot[V], uint64, uint64) {
 	h := maphash.String(seed, k)
 	tag := h << verBits // the low bits: the slot's index comes from the high ones
 	i, _ := bits.Mul64(h, uint64(len(t.slots)))
@@ -116,19 +125,17 @@ func (t *Table[V]) find(k string) (*slot[V], uint64) {
 		s := &t.slots[i]
 		w := s.word.Load()
 		if w == 0 || w&^verMask == tag && s.key == k {
-			return s, tag
+			return s, tag, w
 		}
 	}
 }
 
-// Load returns the current value of k. It never waits.
+// Load returns the value of k in the current version. It never waits. A
+// Store into the next version is not seen before it is published, so a
+// Snapshot taken after a Load sees what the Load saw.
 func (t *Table[V]) Load(k string) (V, bool) {
-	s, _ := t.find(k)
-	if s.word.Load() == 0 {
-		var zero V
-		return zero, false
-	}
-	return t.load(&s.val), true
+	s, _, w := t.find(k)
+	return t.at(s, w, t.state.Load()>>2)
 }
 
 // Snapshot freezes the current version and returns it, in O(1): Get at it
@@ -154,9 +161,12 @@ func (t *Table[V]) Snapshot() Snapshot[V] {
 
 // Store sets k to val. Writer only.
 func (t *Table[V]) Store(k string, val V) {
-	s, tag := t.find(k)
-	old := s.word.Load() & verMask
+	s, tag, w := t.find(k)
+	old := w & verMask
 	if old == 0 {
+		if t.n == t.limit {
+			panic("mvcc: the table is full: a model's capacity is fixed")
+		}
 		s.key = k // nobody reads it before the slot's word is set
 		t.n++
 	}
@@ -172,6 +182,9 @@ func (t *Table[V]) Store(k string, val V) {
 	// The version is frozen: write into the next one, which nobody sees
 	// before it is published.
 	t.write(s, tag, old, ver+1, val)
+	if beforePublish != nil {
+		beforePublish()
+	}
 	t.state.Store((ver + 1) << 2)
 }
 
@@ -216,6 +229,18 @@ func (t *Table[V]) Forget(ver uint64) {
 	}
 }
 
+// History is the number of older values kept for snapshots, which Forget
+// bounds. Writer only; O(N).
+func (t *Table[V]) History() int {
+	n := 0
+	for i := range t.slots {
+		for r := t.slots[i].older.Load(); r != nil; r = r.older.Load() {
+			n++
+		}
+	}
+	return n
+}
+
 // Snapshot is a table at one version.
 type Snapshot[V any] struct {
 	t   *Table[V]
@@ -227,24 +252,27 @@ func (s Snapshot[V]) Version() uint64 { return s.ver }
 
 // Get returns k's value at the snapshot's version. It never waits.
 func (s Snapshot[V]) Get(k string) (V, bool) {
-	sl, _ := s.t.find(k)
-	for {
-		ver := sl.word.Load() & verMask
-		if ver == 0 {
-			break
-		}
-		if ver > s.ver {
-			// Newer than the snapshot; the older values were kept
+	sl, _, w := s.t.find(k)
+	return s.t.at(sl, w, s.ver)
+}
+
+// at returns the value at version at of the key in slot sl, whose word
+// find saw as w.
+func (t *Table[V]) at(sl *slot[V], w, at uint64) (V, bool) {
+	for w != 0 {
+		ver := w & verMask
+		if ver > at {
+			// Newer than version at; the older values were kept
 			// before the version was set.
 			for r := sl.older.Load(); r != nil; r = r.older.Load() {
-				if r.ver <= s.ver {
+				if r.ver <= at {
 					return r.val, true
 				}
 			}
 			break // the key came later
 		}
-		v := s.t.load(&sl.val)
-		if sl.word.Load()&verMask == ver {
+		v := t.load(&sl.val)
+		if w = sl.word.Load(); w&verMask == ver {
 			return v, true
 		}
 		// The writer moved the slot on meanwhile: read it again.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"go.uber.org/goleak"
 )
@@ -120,6 +121,17 @@ func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 						t.Errorf("snapshot %d read %d at %s, then %d", s.Version(), first[i], key(i), v)
 					}
 				}
+				// A Load, then a Snapshot: the snapshot must not read
+				// an older value than the Load did, nor the Load read
+				// another key's.
+				j := int(after % keys)
+				x, ok := tb.Load(key(j))
+				if ok && int((x-1)%keys) != j && failures.Add(1) < 5 {
+					t.Errorf("Load(%s) = %d, a value stored at another key", key(j), x)
+				}
+				if y, _ := tb.Snapshot().Get(key(j)); ok && y < x && failures.Add(1) < 5 {
+					t.Errorf("Load(%s) read %d, then a snapshot taken after it read %d", key(j), x, y)
+				}
 			}
 		}()
 	}
@@ -131,11 +143,115 @@ func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 	wg.Wait()
 }
 
-func TestNewRefusesWideValues(t *testing.T) {
+// TestUnpublishedVersionUnseen looks at the table from inside a Store into
+// the next version, after it wrote the slot and before it published the
+// version, as a reader on another goroutine could: neither Load nor a
+// Snapshot may see the new value yet, or a Snapshot taken after a Load
+// could read an older value than the Load did.
+func TestUnpublishedVersionUnseen(t *testing.T) {
+	tb := New[uint64](4)
+	tb.Store("k", 1)
+	held := tb.Snapshot() // frozen: the next Store writes the next version
+	var want uint64       // k's value before the Store under way
+	looked := 0
+	beforePublish = func() {
+		looked++
+		if v, _ := tb.Load("k"); v != want {
+			t.Errorf("Load before the version is published = %d, want %d", v, want)
+		}
+		if v, _ := tb.Snapshot().Get("k"); v != want {
+			t.Errorf("a Snapshot before the version is published read %d, want %d", v, want)
+		}
+		if v, ok := tb.Load("other"); ok {
+			t.Errorf("Load of a key being inserted = %d, want nothing", v)
+		}
+	}
+	defer func() { beforePublish = nil }()
+	want = 1
+	tb.Store("k", 2) // an old key, into the next version
+	tb.Snapshot()
+	want = 2
+	tb.Store("other", 3) // a new key, into the next version
+	beforePublish = nil
+	if looked != 2 {
+		t.Fatalf("%d Stores wrote the next version, want 2", looked)
+	}
+	if v, _ := tb.Load("k"); v != 2 {
+		t.Errorf("Load after the Store = %d, want 2", v)
+	}
+	if v, _ := tb.Load("other"); v != 3 {
+		t.Errorf("Load after the insert = %d, want 3", v)
+	}
+	if v, _ := held.Get("k"); v != 1 {
+		t.Errorf("the snapshot taken before read %d, want 1", v)
+	}
+}
+
+// TestLoadDuringInserts loads keys while the writer inserts them: a Load
+// must find a key's own value or nothing, never that of a key inserted
+// into the slot it probed meanwhile.
+func TestLoadDuringInserts(t *testing.T) {
+	const keys = 5000
+	tb := New[uint64](keys)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var failures atomic.Int32
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 2))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				j := rng.IntN(keys)
+				if v, ok := tb.Load(key(j)); ok && v != uint64(j)+1 && failures.Add(1) < 5 {
+					t.Errorf("Load(%s) = %d, want %d or nothing", key(j), v, j+1)
+				}
+			}
+		}()
+	}
+	for i := range keys {
+		tb.Store(key(i), uint64(i)+1)
+	}
+	close(done)
+	wg.Wait()
+}
+
+// TestNewRefusesOtherValues checks that New takes only the values it can
+// read and write with one atomic instruction that the collector follows.
+func TestNewRefusesOtherValues(t *testing.T) {
+	refuses := func(name string, make func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("New of %s did not panic", name)
+			}
+		}()
+		make()
+	}
+	refuses("[2]uint64", func() { New[[2]uint64](1) })
+	refuses("a struct of one pointer", func() { New[struct{ p *int }](1) })
+	refuses("unsafe.Pointer", func() { New[unsafe.Pointer](1) })
+	refuses("a channel", func() { New[chan int](1) })
+	refuses("int32", func() { New[int32](1) })
+	New[*int](1)
+	New[float64](1)
+}
+
+func TestFullTablePanics(t *testing.T) {
+	tb := New[uint64](2)
+	tb.Store("a", 1)
+	tb.Store("b", 2)
+	tb.Store("a", 3) // not a new key
 	defer func() {
 		if recover() == nil {
-			t.Error("New of a two-word value type did not panic")
+			t.Error("a third key in a table for two did not panic")
 		}
 	}()
-	New[[2]uint64](1)
+	tb.Store("c", 4)
 }
