@@ -124,6 +124,9 @@ func (f *floor[V]) StoreBatch(keys []string, values []V) {
 	for i, k := range keys {
 		f.m[k] = copies[i]
 	}
+	for _, c := range f.subs {
+		tell(c)
+	}
 	f.mu.Unlock()
 }
 

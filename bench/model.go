@@ -36,8 +36,12 @@ type modelSub struct {
 
 func newModel[V any]() *model[V] { return &model[V]{} }
 
+// Fill makes the table, sized for keys, and stores them. Like every kv's
+// Fill, it comes before any subscriber.
 func (m *model[V]) Fill(keys []string, value func(int) V) {
+	m.mu.Lock()
 	m.t = mvcc.New[V](len(keys))
+	m.mu.Unlock()
 	for i, k := range keys {
 		m.Store(k, value(i))
 	}
