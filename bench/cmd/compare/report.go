@@ -118,7 +118,7 @@ var sections = []section{
 			"Kubernetes-style values are timed over whole garbage-collection cycles (-gccycles, bench/cycles_test.go), so that each Store pays its share of the collection its garbage causes, as in a writer that keeps writing; " +
 			"their iteration count is the least number of Stores, and the figures are per Store of the span. " +
 			"B/op and allocs/op count every goroutine, so they include the peer's per-subscriber copies of the map. " +
-			"**floor** is a Go map under a mutex storing the same deep-copied value, without subscribers (bench/lib.go): " +
+			"**floor** is a Go map under a mutex storing the same deep-copied value (bench/lib.go), and its figure in this table is without subscribers: " +
 			"÷ floor divides ours by it, at any S: for Kubernetes-style values both run in one invocation, seconds apart; " +
 			"for the others, in separate ones. For Kubernetes-style values the floor also runs with eight subscribers that are told of each Store and read nothing: " +
 			"what eight readers on these cores cost a plain map's writer, shown under target 3.",
@@ -139,7 +139,8 @@ var sections = []section{
 			"switchyard's Stores are timed over whole garbage-collection cycles (-gccycles), as the Kubernetes-style Stores above are; " +
 			"the peer's, which copy the map for the subscriber, meet many collections in any run. " +
 			"**floor** is a Go map under a mutex storing the same deep-copied values, whose subscriber is told of each Store and reads the key from the map itself, under the lock (bench/lib.go): " +
-			"it has no snapshots to make, and shows how much of the growth with N any map of these values pays. Its Stores run in the same invocation as ours, timed the same way; ÷ floor divides the means.",
+			"it has no snapshots to make, and shows how much of the growth with N any map of these values pays. Its Stores run in the same invocation as ours, timed the same way; ÷ floor divides the means. " +
+			"It runs Kubernetes-style values only: its Stores of integers allocate nothing, so timing them over collection cycles is not possible.",
 		bench: "BenchmarkLatency", units: []string{"ns/op", "p50-ns", "p99-ns", "B/op"}, floor: true,
 	},
 	{
