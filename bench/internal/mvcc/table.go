@@ -7,9 +7,9 @@
 // of one machine word (pointers, or 64-bit integers), a capacity fixed when
 // it is made, no deletes, one writer at a time, and snapshots whose end the
 // caller announces (Forget). A library built this way would also need
-// growth, deletes, the changes between two snapshots, iteration, batches,
-// and to learn by itself which snapshots are still held; the model says
-// what its reads and writes would cost.
+// growth, deletes, the changes between any two snapshots, iteration,
+// batches, and to learn by itself which snapshots are still held; the
+// model says what its reads, writes and updates would cost.
 //
 // Each slot holds its key, the newest value and the version that wrote it,
 // and a list of older values that snapshots may still read. A Store
@@ -17,7 +17,9 @@
 // as watchable's Live map changes nodes in place, and otherwise keeps the
 // old value in a record of its own (one small allocation). A snapshot is a
 // version number, taken in O(1); Get at a version reads the slot, and the
-// list when the slot is newer.
+// list when the slot is newer. While a Cursor is open, each Store also
+// appends to a change log (log.go), from which a subscriber reads the
+// updates up to its snapshot.
 //
 // One thing differs from watchable's protocol, and a library would have to
 // settle it: a Snapshot taken while a Store changes the current version in
@@ -49,6 +51,7 @@ type Table[V any] struct {
 	ptr   bool // V is a pointer (else a 64-bit word)
 	n     int  // keys
 	limit int  // the capacity New was given
+	log   changeLog[V]
 }
 
 const (
@@ -101,6 +104,7 @@ func New[V any](capacity int) *Table[V] {
 	}
 	tb := &Table[V]{slots: make([]slot[V], max((capacity*10+6)/7, 8)), ptr: ptr, limit: capacity}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
+	tb.log.tail.Store(new(chunk[V]))
 	return tb
 }
 
@@ -174,6 +178,7 @@ func (t *Table[V]) Store(k string, val V) {
 	ver := st >> 2
 	if st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging) {
 		t.write(s, tag, old, ver, val)
+		t.record(ver, k, val) // before a snapshot of ver can be taken
 		if !t.state.CompareAndSwap(st|statusChanging, st) {
 			t.state.Store(st | statusFrozen) // a snapshot waits for it
 		}
@@ -182,10 +187,18 @@ func (t *Table[V]) Store(k string, val V) {
 	// The version is frozen: write into the next one, which nobody sees
 	// before it is published.
 	t.write(s, tag, old, ver+1, val)
+	t.record(ver+1, k, val)
 	if beforePublish != nil {
 		beforePublish()
 	}
 	t.state.Store((ver + 1) << 2)
+}
+
+// record adds a Store to the change log, if a cursor reads it.
+func (t *Table[V]) record(ver uint64, k string, val V) {
+	if t.log.readers.Load() > 0 {
+		t.log.append(Entry[V]{ver, k, val})
+	}
 }
 
 // write stores val into slot s, written at version old (0: empty), as
