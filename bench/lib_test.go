@@ -207,3 +207,29 @@ func TestModelAdapter(t *testing.T) {
 		t.Errorf("%d subscribers still told of Stores after their ctx ended, want 0", len(mm.subs))
 	}
 }
+
+// TestModelSubscribersGetUpdates checks that the model's subscribers
+// receive every Store as an update with the snapshot that holds it: after
+// 50 Stores, 50 updates in all, whatever the snapshots coalesced.
+func TestModelSubscribersGetUpdates(t *testing.T) {
+	m := newKV[int](modelName)
+	defer m.Close()
+	keys := keysFor(10)
+	fill(m, keys, ints)
+	var updates atomic.Int64
+	w := newWatcher(keys, ints.ring(), ints)
+	stop := subscribers(m, 1, func(sub int, v view[int]) {
+		updates.Add(int64(v.Updates()))
+		w.check(sub, v)
+	})
+	defer stop()
+	for i := range 50 {
+		k, v := w.value(i)
+		w.expect(i)
+		m.Store(k, v)
+		waitSeen(t, w)
+	}
+	if n := updates.Load(); n != 50 {
+		t.Errorf("the subscriber received %d updates for 50 Stores, want 50", n)
+	}
+}

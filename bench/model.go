@@ -18,10 +18,11 @@ const modelName = "mvcc"
 
 // model adapts the multi-version table. Its Store deep-copies the value as
 // the libraries do; its subscribers are told of each Store as the floor's
-// are, and each takes a snapshot when woken and reads it, as a switchyard
-// subscriber reads the State of its snapshot. It tells the table which
-// snapshots are no longer held (mvcc.Table.Forget) once per pass of the
-// table's size in Stores.
+// are, and each takes a snapshot when woken, reads the updates since its
+// last one from the table's change log, and reads the snapshot, as a
+// switchyard subscriber receives a snapshot's State and Updates. It tells
+// the table which snapshots are no longer held (mvcc.Table.Forget) once per
+// pass of the table's size in Stores.
 type model[V any] struct {
 	t      *mvcc.Table[V]
 	mu     sync.Mutex // the writer's
@@ -92,12 +93,17 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 		m.t = mvcc.New[V](1 << 10)
 	}
 	m.subs = append(m.subs, s)
+	log := m.t.Cursor() // under the writer's lock, before the first snapshot
 	m.mu.Unlock()
 	return onSignal(ctx, s.signal, func() {
 		snap := m.t.Snapshot()
 		s.held.Store(snap.Version())
-		fn(modelView[V]{snap})
+		// The updates since the last snapshot, as a switchyard
+		// subscriber receives them with its snapshot.
+		n := log.Read(snap.Version(), func(mvcc.Entry[V]) {})
+		fn(modelView[V]{snap, n})
 	}, func() {
+		log.Close()
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.subs = slices.DeleteFunc(m.subs, func(x *modelSub) bool { return x == s })
@@ -110,8 +116,11 @@ func (m *model[V]) SubscribeIdle(context.Context) {
 }
 func (m *model[V]) Close() {}
 
-type modelView[V any] struct{ s mvcc.Snapshot[V] }
+type modelView[V any] struct {
+	s       mvcc.Snapshot[V]
+	updates int
+}
 
-func (v modelView[V]) Updates() int           { return 0 } // it carries none
+func (v modelView[V]) Updates() int           { return v.updates }
 func (v modelView[V]) Len() int               { panic("bench: the mvcc model's snapshots have no Len") }
 func (v modelView[V]) Get(k string) (V, bool) { return v.s.Get(k) }
