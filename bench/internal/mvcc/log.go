@@ -30,15 +30,21 @@ type changeLog[V any] struct {
 	readers atomic.Int64 // open cursors; the writer records nothing while there are none
 }
 
-// append records e. Writer only.
-func (l *changeLog[V]) append(e Entry[V]) {
-	c := l.tail.Load()
-	if c.n.Load() == chunkSize {
+// reserve makes room for one more entry: when the tail block is full, it
+// links a fresh one. Store calls it before the change it makes, so that a
+// snapshot waiting for the change does not wait for an allocation too.
+// Writer only.
+func (l *changeLog[V]) reserve() {
+	if c := l.tail.Load(); c.n.Load() == chunkSize {
 		next := new(chunk[V])
 		c.next.Store(next)
 		l.tail.Store(next)
-		c = next
 	}
+}
+
+// append records e, in room that reserve made. Writer only.
+func (l *changeLog[V]) append(e Entry[V]) {
+	c := l.tail.Load()
 	i := c.n.Load()
 	c.e[i] = e
 	c.n.Store(i + 1)
@@ -63,15 +69,25 @@ func (t *Table[V]) Cursor() *Cursor[V] {
 	return &Cursor[V]{l: &t.log, c: c, i: c.n.Load()}
 }
 
-// Close stops the cursor's reading; once every cursor is closed, Stores
-// record nothing.
-func (c *Cursor[V]) Close() { c.l.readers.Add(-1) }
+// Close stops the cursor's reading and lets go of the log; once every
+// cursor is closed, Stores record nothing. A cursor must be closed once,
+// and not read after.
+func (c *Cursor[V]) Close() {
+	if c.l == nil {
+		panic("mvcc: Cursor closed twice")
+	}
+	c.l.readers.Add(-1)
+	c.l, c.c = nil, nil
+}
 
 // Read calls fn with each entry after the last one read, up to the first
 // of a version newer than upTo, and returns how many it read. Store records
 // an entry before a snapshot of its version can be taken, so a cursor read
 // up to a snapshot's version has every change the snapshot holds.
 func (c *Cursor[V]) Read(upTo uint64, fn func(Entry[V])) int {
+	if c.l == nil {
+		panic("mvcc: Read of a closed Cursor")
+	}
 	read := 0
 	for {
 		for c.i < c.c.n.Load() {

@@ -7,34 +7,100 @@ import (
 )
 
 // TestLogGivesEachSnapshotItsStores reads the change log up to each
-// snapshot and checks that it gives exactly the Stores made since the
-// last read, in order, across several of the log's blocks.
+// snapshot and checks that it gives exactly the Stores the snapshot holds
+// since the last read, in order, across several of the log's blocks, and
+// none of a later version: after each snapshot one more Store is made,
+// into the next version, before the log is read.
 func TestLogGivesEachSnapshotItsStores(t *testing.T) {
 	tb := New[uint64](50)
 	cur := tb.Cursor()
 	defer cur.Close()
 	var made []Entry[uint64] // every Store, in order
-	read := 0
-	for i := range 3 * chunkSize {
+	store := func(i int) {
 		k := fmt.Sprint("k", i%50)
 		tb.Store(k, uint64(i+1))
 		made = append(made, Entry[uint64]{Key: k, Val: uint64(i + 1)})
+	}
+	read := 0
+	for i := 0; i < 3*chunkSize; i++ {
+		store(i)
 		if i%7 != 0 {
 			continue // several Stores to one version, sometimes
 		}
 		s := tb.Snapshot()
+		i++
+		store(i) // into the next version: not the snapshot's
 		cur.Read(s.Version(), func(e Entry[uint64]) {
-			if read >= len(made) || e.Key != made[read].Key || e.Val != made[read].Val {
-				t.Fatalf("entry %d read is %s=%d, want %v", read, e.Key, e.Val, made[min(read, len(made)-1)])
-			}
-			if e.Ver > s.Version() {
-				t.Fatalf("entry %d has version %d, newer than the snapshot's %d", read, e.Ver, s.Version())
+			if read >= len(made)-1 || e.Key != made[read].Key || e.Val != made[read].Val {
+				t.Fatalf("entry %d read is %s=%d; want %v, and no more than %d entries", read, e.Key, e.Val, made[min(read, len(made)-1)], len(made)-1)
 			}
 			read++
 		})
-		if read != len(made) {
-			t.Fatalf("after %d Stores the log gave %d up to the snapshot", len(made), read)
+		if read != len(made)-1 {
+			t.Fatalf("the snapshot after %d Stores holds %d of them; the log gave %d up to it", len(made), len(made)-1, read)
 		}
+	}
+}
+
+// TestLogRecordsInsideTheChange looks at the log from inside Stores, as a
+// reader on another goroutine could: a Store changing the current version
+// in place has its entry in the log before the change ends (a snapshot of
+// the version waits for that end), and one writing the next version has
+// it there before the version is published, with that version.
+func TestLogRecordsInsideTheChange(t *testing.T) {
+	tb := New[uint64](4)
+	tb.Store("a", 1)
+	var cur *Cursor[uint64]
+	lastRead := func(upTo uint64) (last Entry[uint64], n int) {
+		n = cur.Read(upTo, func(e Entry[uint64]) { last = e })
+		return last, n
+	}
+	looked := 0
+	inChange = func() {
+		looked++
+		if e, n := lastRead(tb.Version()); n != 1 || e.Key != "b" || e.Val != 2 {
+			t.Errorf("inside the change in place the log gave %d entries, the last %v; want the Store of b=2", n, e)
+		}
+	}
+	beforePublish = func() {
+		looked++
+		if _, n := lastRead(tb.Version()); n != 0 {
+			t.Errorf("before the next version is published the log gave %d entries up to the current one, want 0", n)
+		}
+		if e, n := lastRead(tb.Version() + 1); n != 1 || e.Key != "c" || e.Val != 3 || e.Ver != tb.Version()+1 {
+			t.Errorf("before the next version is published the log gave %d entries up to it, the last %v; want the Store of c=3 at version %d", n, e, tb.Version()+1)
+		}
+	}
+	defer func() { inChange, beforePublish = nil, nil }()
+	cur = tb.Cursor()
+	defer cur.Close()
+	tb.Store("b", 2) // the version is open: in place
+	tb.Snapshot()
+	tb.Store("c", 3) // the version is frozen: the next one
+	if looked != 2 {
+		t.Errorf("the hooks ran %d times, want 2", looked)
+	}
+}
+
+func TestCursorClosedOnce(t *testing.T) {
+	tb := New[uint64](1)
+	cur := tb.Cursor()
+	cur.Close()
+	for name, f := range map[string]func(){
+		"a second Close": cur.Close,
+		"a Read":         func() { cur.Read(1, func(Entry[uint64]) {}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of a closed Cursor did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	if n := tb.log.readers.Load(); n != 0 {
+		t.Errorf("%d readers counted after the only cursor closed, want 0", n)
 	}
 }
 

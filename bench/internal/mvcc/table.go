@@ -88,9 +88,10 @@ type record[V any] struct {
 var seed = maphash.MakeSeed()
 
 // beforePublish, when not nil, is called by a Store into the next version
-// after its writes and before it publishes the version: tests look at the
-// table there, as a reader could.
-var beforePublish func()
+// after its writes and before it publishes the version, and inChange by a
+// Store changing the current version in place, before it ends the change:
+// tests look at the table there, as a reader could.
+var beforePublish, inChange func()
 
 // New returns an empty table for up to capacity keys, with a load factor of
 // at most 0.7. V must be a pointer, or an integer or float of 8 bytes
@@ -174,11 +175,20 @@ func (t *Table[V]) Store(k string, val V) {
 		s.key = k // nobody reads it before the slot's word is set
 		t.n++
 	}
+	logging := t.log.readers.Load() > 0
+	if logging {
+		t.log.reserve()
+	}
 	st := t.state.Load()
 	ver := st >> 2
 	if st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging) {
 		t.write(s, tag, old, ver, val)
-		t.record(ver, k, val) // before a snapshot of ver can be taken
+		if logging {
+			t.log.append(Entry[V]{ver, k, val}) // before a snapshot of ver can be taken
+		}
+		if inChange != nil {
+			inChange()
+		}
 		if !t.state.CompareAndSwap(st|statusChanging, st) {
 			t.state.Store(st | statusFrozen) // a snapshot waits for it
 		}
@@ -187,18 +197,13 @@ func (t *Table[V]) Store(k string, val V) {
 	// The version is frozen: write into the next one, which nobody sees
 	// before it is published.
 	t.write(s, tag, old, ver+1, val)
-	t.record(ver+1, k, val)
+	if logging {
+		t.log.append(Entry[V]{ver + 1, k, val})
+	}
 	if beforePublish != nil {
 		beforePublish()
 	}
 	t.state.Store((ver + 1) << 2)
-}
-
-// record adds a Store to the change log, if a cursor reads it.
-func (t *Table[V]) record(ver uint64, k string, val V) {
-	if t.log.readers.Load() > 0 {
-		t.log.append(Entry[V]{ver, k, val})
-	}
 }
 
 // write stores val into slot s, written at version old (0: empty), as
