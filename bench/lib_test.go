@@ -208,9 +208,10 @@ func TestModelAdapter(t *testing.T) {
 	}
 }
 
-// TestModelSubscribersGetUpdates checks that the model's subscribers
-// receive every Store as an update with the snapshot that holds it: after
-// 50 Stores, 50 updates in all, whatever the snapshots coalesced.
+// TestModelSubscribersGetUpdates checks that the model's subscriber
+// receives each Store as an update, once: 50 Stores, each awaited, give 50
+// updates in all. (That a read stops at its snapshot's version is checked
+// in internal/mvcc.)
 func TestModelSubscribersGetUpdates(t *testing.T) {
 	m := newKV[int](modelName)
 	defer m.Close()

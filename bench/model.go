@@ -19,8 +19,9 @@ const modelName = "mvcc"
 // model adapts the multi-version table. Its Store deep-copies the value as
 // the libraries do; its subscribers are told of each Store as the floor's
 // are, and each takes a snapshot when woken, reads the updates since its
-// last one from the table's change log, and reads the snapshot, as a
-// switchyard subscriber receives a snapshot's State and Updates. It tells
+// last one from the table's change log (one per Store, where a switchyard
+// snapshot's Updates hold the net change of each key), and reads the
+// snapshot. It tells
 // the table which snapshots are no longer held (mvcc.Table.Forget) once per
 // pass of the table's size in Stores.
 type model[V any] struct {
