@@ -12,8 +12,9 @@ import (
 
 // modelName is the lib= of the multi-version table modelled in
 // internal/mvcc: not a library, and not in the report, but run by the
-// Store, latency and Load scenarios when -model asks (see withModel), so
-// that docs/design.md can set it beside the trie on the same inputs.
+// Store, latency, Load and memory scenarios when -model asks (see
+// withModel), so that docs/design.md can set it beside the trie on the
+// same inputs.
 const modelName = "mvcc"
 
 // model adapts the multi-version table. Its Store deep-copies the value as
@@ -21,9 +22,8 @@ const modelName = "mvcc"
 // are, and each takes a snapshot when woken, reads the updates since its
 // last one from the table's change log (one per Store, where a switchyard
 // snapshot's Updates hold the net change of each key), and reads the
-// snapshot. It tells
-// the table which snapshots are no longer held (mvcc.Table.Forget) once per
-// pass of the table's size in Stores.
+// snapshot. It tells the table which snapshots are no longer held
+// (mvcc.Table.Forget) once per pass of the table's size in Stores.
 type model[V any] struct {
 	t      *mvcc.Table[V]
 	mu     sync.Mutex // the writer's
@@ -99,8 +99,8 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	return onSignal(ctx, s.signal, func() {
 		snap := m.t.Snapshot()
 		s.held.Store(snap.Version())
-		// The updates since the last snapshot, as a switchyard
-		// subscriber receives them with its snapshot.
+		// The updates since the last snapshot, which a switchyard
+		// subscriber receives with its snapshot.
 		n := log.Read(snap.Version(), func(mvcc.Entry[V]) {})
 		fn(modelView[V]{snap, n})
 	}, func() {
