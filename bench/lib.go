@@ -92,10 +92,15 @@ func (f *floor[V]) Store(k string, v V) {
 	v = watchable.DeepCopy(v)
 	f.mu.Lock()
 	f.m[k] = v
+	f.tellAll()
+	f.mu.Unlock()
+}
+
+// tellAll signals every subscriber. f.mu is held.
+func (f *floor[V]) tellAll() {
 	for _, c := range f.subs {
 		tell(c)
 	}
-	f.mu.Unlock()
 }
 
 func (f *floor[V]) Load(k string) (V, bool) {
@@ -124,9 +129,7 @@ func (f *floor[V]) StoreBatch(keys []string, values []V) {
 	for i, k := range keys {
 		f.m[k] = copies[i]
 	}
-	for _, c := range f.subs {
-		tell(c)
-	}
+	f.tellAll()
 	f.mu.Unlock()
 }
 
