@@ -115,6 +115,9 @@ func (p *Provider) Ready() <-chan struct{} { return p.ready }
 // whose documents lose to another file's, a *DocumentError (joined with
 // errors.Join when there are several). A problem with the directory itself
 // is listed under the directory's path. A problem disappears once fixed.
+// Each reading of the directory updates Errors before it publishes its
+// documents, so once a map shows a reading's documents, Errors shows that
+// reading's problems (or their absence).
 func (p *Provider) Errors() map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -106,8 +106,10 @@ func (s *scanner) scan(ctx context.Context, first bool) (recheck bool) {
 			}
 		}
 	}
-	s.publish(affected, first)
+	// Problems first: a reader that sees a scan's documents in the maps
+	// (or Ready) then finds the same scan's problems in Errors.
 	s.report(ctx, fresh)
+	s.publish(affected, first)
 	return s.recheck
 }
 
