@@ -2,7 +2,6 @@ package mvcc
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 )
 
@@ -113,46 +112,35 @@ func TestLogKeepsUpWithSnapshots(t *testing.T) {
 	key := func(i uint64) string { return fmt.Sprint("k", i%keys) }
 	cur := tb.Cursor()
 	defer cur.Close()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var last uint64 // Store n stores n+1 at key n%keys
-		for fails := 0; fails < 5; {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			s := tb.Snapshot()
-			cur.Read(s.Version(), func(e Entry[uint64]) {
-				if e.Val != last+1 && fails < 5 {
-					fails++
-					t.Errorf("the log gave %d after %d", e.Val, last)
-				}
-				last = e.Val
-			})
-			if last == 0 {
-				continue
-			}
-			if v, _ := s.Get(key(last - 1)); v != last && fails < 5 {
+	var last uint64 // Store n stores n+1 at key n%keys
+	fails := 0
+	whileWriting(1, func(int) {
+		s := tb.Snapshot()
+		cur.Read(s.Version(), func(e Entry[uint64]) {
+			if e.Val != last+1 && fails < 5 {
 				fails++
-				t.Errorf("the log's last entry up to snapshot %d is %d, the snapshot holds %d at its key", s.Version(), last, v)
+				t.Errorf("the log gave %d after %d", e.Val, last)
 			}
-			// The next Store's key: the snapshot must not hold it if
-			// the log has not given it.
-			if v, _ := s.Get(key(last)); v > last && fails < 5 {
-				fails++
-				t.Errorf("snapshot %d holds Store %d, which the log did not give up to it", s.Version(), v)
-			}
+			last = e.Val
+		})
+		if last == 0 {
+			return
 		}
-	}()
-	for n := range uint64(stores) {
-		tb.Store(key(n), n+1)
-	}
-	close(done)
-	wg.Wait()
+		if v, _ := s.Get(key(last - 1)); v != last && fails < 5 {
+			fails++
+			t.Errorf("the log's last entry up to snapshot %d is %d, the snapshot holds %d at its key", s.Version(), last, v)
+		}
+		// The next Store's key: the snapshot must not hold it if the log
+		// has not given it.
+		if v, _ := s.Get(key(last)); v > last && fails < 5 {
+			fails++
+			t.Errorf("snapshot %d holds Store %d, which the log did not give up to it", s.Version(), v)
+		}
+	}, func() {
+		for n := range uint64(stores) {
+			tb.Store(key(n), n+1)
+		}
+	})
 }
 
 // TestNoCursorNoLog checks that Stores record nothing while no cursor is

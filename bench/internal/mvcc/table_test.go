@@ -75,6 +75,31 @@ func TestModelAgreesWithAMap(t *testing.T) {
 	}
 }
 
+// whileWriting calls read over and over on each of readers goroutines
+// (read's argument is the goroutine's number) while write runs, and
+// returns once write has returned and every reader has stopped.
+func whileWriting(readers int, read func(r int), write func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					read(r)
+				}
+			}
+		}()
+	}
+	write()
+	close(done)
+	wg.Wait()
+}
+
 // TestSnapshotsHoldUnderAWriter takes snapshots on other goroutines while
 // one writer stores, and checks that each snapshot reads the same values
 // every time, none older than a Store finished before it was taken and
@@ -85,62 +110,48 @@ func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 	tb := New[uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	var stored atomic.Uint64 // the number of Stores made so far
-	var wg sync.WaitGroup
-	done := make(chan struct{})
 	var failures atomic.Int32
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				before := stored.Load()
-				s := tb.Snapshot()
-				after := stored.Load()
-				first := make([]uint64, keys)
-				for i := range keys {
-					v, _ := s.Get(key(i))
-					first[i] = v
-					// Store n (from 0) stores n+1 at key n%keys. The
-					// first before Stores were done when the snapshot
-					// was taken, and at most after+1 were begun.
-					var least uint64
-					if before > uint64(i) {
-						least = uint64(i) + keys*((before-1-uint64(i))/keys) + 1
-					}
-					if (v < least || v > after+1) && failures.Add(1) < 5 {
-						t.Errorf("snapshot %d read %d at %s; want one from %d to %d", s.Version(), v, key(i), least, after+1)
-					}
-				}
-				for i := range keys {
-					if v, _ := s.Get(key(i)); v != first[i] && failures.Add(1) < 5 {
-						t.Errorf("snapshot %d read %d at %s, then %d", s.Version(), first[i], key(i), v)
-					}
-				}
-				// A Load, then a Snapshot: the snapshot must not read
-				// an older value than the Load did, nor the Load read
-				// another key's.
-				j := int(after % keys)
-				x, ok := tb.Load(key(j))
-				if ok && int((x-1)%keys) != j && failures.Add(1) < 5 {
-					t.Errorf("Load(%s) = %d, a value stored at another key", key(j), x)
-				}
-				if y, _ := tb.Snapshot().Get(key(j)); ok && y < x && failures.Add(1) < 5 {
-					t.Errorf("Load(%s) read %d, then a snapshot taken after it read %d", key(j), x, y)
-				}
+	whileWriting(2, func(int) {
+		before := stored.Load()
+		s := tb.Snapshot()
+		after := stored.Load()
+		first := make([]uint64, keys)
+		for i := range keys {
+			v, _ := s.Get(key(i))
+			first[i] = v
+			// Store n (from 0) stores n+1 at key n%keys. The
+			// first before Stores were done when the snapshot
+			// was taken, and at most after+1 were begun.
+			var least uint64
+			if before > uint64(i) {
+				least = uint64(i) + keys*((before-1-uint64(i))/keys) + 1
 			}
-		}()
-	}
-	for n := range uint64(stores) {
-		tb.Store(key(int(n%keys)), n+1)
-		stored.Store(n + 1)
-	}
-	close(done)
-	wg.Wait()
+			if (v < least || v > after+1) && failures.Add(1) < 5 {
+				t.Errorf("snapshot %d read %d at %s; want one from %d to %d", s.Version(), v, key(i), least, after+1)
+			}
+		}
+		for i := range keys {
+			if v, _ := s.Get(key(i)); v != first[i] && failures.Add(1) < 5 {
+				t.Errorf("snapshot %d read %d at %s, then %d", s.Version(), first[i], key(i), v)
+			}
+		}
+		// A Load, then a Snapshot: the snapshot must not read
+		// an older value than the Load did, nor the Load read
+		// another key's.
+		j := int(after % keys)
+		x, ok := tb.Load(key(j))
+		if ok && int((x-1)%keys) != j && failures.Add(1) < 5 {
+			t.Errorf("Load(%s) = %d, a value stored at another key", key(j), x)
+		}
+		if y, _ := tb.Snapshot().Get(key(j)); ok && y < x && failures.Add(1) < 5 {
+			t.Errorf("Load(%s) read %d, then a snapshot taken after it read %d", key(j), x, y)
+		}
+	}, func() {
+		for n := range uint64(stores) {
+			tb.Store(key(int(n%keys)), n+1)
+			stored.Store(n + 1)
+		}
+	})
 }
 
 // TestUnpublishedVersionUnseen looks at the table from inside a Store into
@@ -194,32 +205,18 @@ func TestLoadDuringInserts(t *testing.T) {
 	const keys = 5000
 	tb := New[uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	var failures atomic.Int32
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 2))
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				j := rng.IntN(keys)
-				if v, ok := tb.Load(key(j)); ok && v != uint64(j)+1 && failures.Add(1) < 5 {
-					t.Errorf("Load(%s) = %d, want %d or nothing", key(j), v, j+1)
-				}
-			}
-		}()
-	}
-	for i := range keys {
-		tb.Store(key(i), uint64(i)+1)
-	}
-	close(done)
-	wg.Wait()
+	rngs := []*rand.Rand{rand.New(rand.NewPCG(0, 2)), rand.New(rand.NewPCG(1, 2))}
+	whileWriting(len(rngs), func(r int) {
+		j := rngs[r].IntN(keys)
+		if v, ok := tb.Load(key(j)); ok && v != uint64(j)+1 && failures.Add(1) < 5 {
+			t.Errorf("Load(%s) = %d, want %d or nothing", key(j), v, j+1)
+		}
+	}, func() {
+		for i := range keys {
+			tb.Store(key(i), uint64(i)+1)
+		}
+	})
 }
 
 // TestNewRefusesOtherValues checks that New takes only the values it can
