@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,9 +148,10 @@ func TestFloorSubscribersLeave(t *testing.T) {
 }
 
 // TestModelAdapter checks the model's adapter as TestLibrariesAgree checks
-// the libraries', and that what its subscribers hold stays readable while
-// it forgets history: each call reads its snapshot twice, with Stores and
-// Forgets in between, and must read the same.
+// the libraries', that what its subscribers hold stays readable while the
+// table trims its older values (each call reads its snapshot twice, with
+// Stores in between, and must read the same), and that once they are gone
+// the table lets go of what they held.
 func TestModelAdapter(t *testing.T) {
 	m := newKV[*Service](modelName)
 	defer m.Close()
@@ -157,6 +159,9 @@ func TestModelAdapter(t *testing.T) {
 	fill(m, keys, services)
 	if got, ok := m.Load(keys[1]); !ok || got.ResourceVersion != 0 {
 		t.Fatalf("Load(%q) = %v, %v after fill; want revision 0", keys[1], got, ok)
+	}
+	if all := m.LoadAll(); len(all) != len(keys) || all[keys[2]] == nil {
+		t.Fatalf("LoadAll = %v after fill, want the %d keys", all, len(keys))
 	}
 	var changed atomic.Int32
 	stop := subscribers(m, 2, func(_ int, v view[*Service]) {
@@ -166,29 +171,37 @@ func TestModelAdapter(t *testing.T) {
 				first[i] = s.ResourceVersion
 			}
 		}
-		time.Sleep(50 * time.Microsecond) // the writer stores, and forgets, meanwhile
+		time.Sleep(50 * time.Microsecond) // the writer stores, and trims, meanwhile
 		for i, k := range keys {
 			if s, ok := v.Get(k); !ok || s.ResourceVersion != first[i] {
 				changed.Add(1)
 			}
 		}
+		if v.Len() != len(keys) {
+			changed.Add(1)
+		}
 	})
 	ring := services.ring()
-	for i := range 3000 { // a thousand passes of the table's size, each ending in a Forget
+	for i := range 3000 { // enough older values kept for the table to trim
 		m.Store(keys[i%3], ring[i%ringSize])
 	}
 	stop()
-	// With nobody holding a snapshot, a pass of Stores ends in a Forget
-	// that leaves at most the old values kept by the Stores after it.
-	for i := 3000; i < 3003; i++ {
-		m.Store(keys[i%3], ring[i%ringSize])
-	}
+	// With nobody holding a snapshot, a trim leaves no older value.
 	mm := m.(*model[*Service])
-	mm.mu.Lock()
-	h := mm.t.History()
-	mm.mu.Unlock()
-	if h >= len(keys) {
-		t.Errorf("the table keeps %d old values after a pass with no subscriber, want fewer than %d", h, len(keys))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mm.mu.Lock()
+		mm.t.Trim()
+		h := mm.t.History()
+		mm.mu.Unlock()
+		if h == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the table keeps %d older values after its subscribers ended, want 0", h)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
 	}
 	w := newWatcher(keys, ring, services)
 	stop = subscribers(m, 1, w.check)
@@ -198,7 +211,7 @@ func TestModelAdapter(t *testing.T) {
 	m.Store(k, v)
 	waitSeen(t, w)
 	if n := changed.Load(); n != 0 {
-		t.Errorf("a subscriber's snapshot read another value on %d reads", n)
+		t.Errorf("a subscriber's snapshot read another value, or Len, on %d reads", n)
 	}
 	stop()
 	mm.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/switchyard-go/switchyard/bench/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable"
@@ -22,28 +21,19 @@ const modelName = "mvcc"
 // are, and each takes a snapshot when woken, reads the updates since its
 // last one from the table's change log (one per Store, where a switchyard
 // snapshot's Updates hold the net change of each key), and reads the
-// snapshot. It tells the table which snapshots are no longer held
-// (mvcc.Table.Forget) once per pass of the table's size in Stores.
+// snapshot. The table learns by itself which snapshots are still held.
 type model[V any] struct {
-	t      *mvcc.Table[V]
-	mu     sync.Mutex // the writer's
-	subs   []*modelSub
-	stores int
+	t    *mvcc.Table[V]
+	mu   sync.Mutex // the writer's
+	subs []chan struct{}
 }
 
-type modelSub struct {
-	signal chan struct{}
-	held   atomic.Uint64 // the version of the snapshot it holds, or an older one
-}
+func newModel[V any]() *model[V] { return &model[V]{t: mvcc.New[V](0)} }
 
-func newModel[V any]() *model[V] { return &model[V]{} }
-
-// Fill makes the table, sized for keys, and stores them. Like every kv's
-// Fill, it comes before any subscriber.
+// Fill stores keys one by one into the table, which grows as a library's
+// would: it is told no size. Like every kv's Fill, it comes before any
+// subscriber.
 func (m *model[V]) Fill(keys []string, value func(int) V) {
-	m.mu.Lock()
-	m.t = mvcc.New[V](len(keys))
-	m.mu.Unlock()
 	for i, k := range keys {
 		m.Store(k, value(i))
 	}
@@ -53,28 +43,10 @@ func (m *model[V]) Store(k string, v V) {
 	v = watchable.DeepCopy(v)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.t == nil {
-		m.t = mvcc.New[V](1 << 10)
-	}
 	m.t.Store(k, v)
 	for _, s := range m.subs {
-		tell(s.signal)
+		tell(s)
 	}
-	if m.stores++; m.stores >= m.t.Len() {
-		m.stores = 0
-		m.forget()
-	}
-}
-
-// forget drops what no held snapshot can read. m.mu is held.
-func (m *model[V]) forget() {
-	oldest := m.t.Version()
-	for _, s := range m.subs {
-		if v := s.held.Load(); v < oldest {
-			oldest = v
-		}
-	}
-	m.t.Forget(oldest)
 }
 
 func (m *model[V]) Load(k string) (V, bool) {
@@ -85,20 +57,26 @@ func (m *model[V]) Load(k string) (V, bool) {
 	return watchable.DeepCopy(v), true
 }
 
+// LoadAll deep-copies every entry of a snapshot.
+func (m *model[V]) LoadAll() map[string]V {
+	s := m.t.Snapshot()
+	all := make(map[string]V, s.Len())
+	s.All(func(k string, v V) bool {
+		all[k] = watchable.DeepCopy(v)
+		return true
+	})
+	return all
+}
+
 func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struct{} {
-	s := &modelSub{signal: make(chan struct{}, 1)}
-	s.held.Store(1) // the first version: its first snapshot may come at any
-	s.signal <- struct{}{}
+	signal := make(chan struct{}, 1)
+	signal <- struct{}{}
 	m.mu.Lock()
-	if m.t == nil {
-		m.t = mvcc.New[V](1 << 10)
-	}
-	m.subs = append(m.subs, s)
+	m.subs = append(m.subs, signal)
 	log := m.t.Cursor() // under the writer's lock, before the first snapshot
 	m.mu.Unlock()
-	return onSignal(ctx, s.signal, func() {
+	return onSignal(ctx, signal, func() {
 		snap := m.t.Snapshot()
-		s.held.Store(snap.Version())
 		// The updates since the last snapshot, which a switchyard
 		// subscriber receives with its snapshot.
 		n := log.Read(snap.Version(), func(mvcc.Entry[V]) {})
@@ -107,11 +85,10 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 		log.Close()
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.subs = slices.DeleteFunc(m.subs, func(x *modelSub) bool { return x == s })
+		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
 	})
 }
 
-func (m *model[V]) LoadAll() map[string]V { panic("bench: the mvcc model cannot iterate") }
 func (m *model[V]) SubscribeIdle(context.Context) {
 	panic("bench: the mvcc model has no idle subscribers")
 }
@@ -123,5 +100,5 @@ type modelView[V any] struct {
 }
 
 func (v modelView[V]) Updates() int           { return v.updates }
-func (v modelView[V]) Len() int               { panic("bench: the mvcc model's snapshots have no Len") }
+func (v modelView[V]) Len() int               { return v.s.Len() }
 func (v modelView[V]) Get(k string) (V, bool) { return v.s.Get(k) }

@@ -2,12 +2,13 @@ package mvcc
 
 import "sync/atomic"
 
-// Entry is one Store as the change log records it: the version it wrote,
-// its key and its value.
+// Entry is one Store or Delete as the change log records it: the version
+// it wrote, its key, and its value or that it deleted the key.
 type Entry[V any] struct {
 	Ver uint64
 	Key string
 	Val V
+	Del bool
 }
 
 // chunkSize is the number of entries in each block of the log.

@@ -1,23 +1,28 @@
 // Package mvcc is a model, not a library: a multi-version hash table, kept
-// to measure one alternative to watchable's persistent trie for the
-// decision that issue 14's targets 3, 4 and 7a wait on (docs/design.md, "A
-// multi-version table, modelled"). Nothing outside the benchmarks uses it.
+// to measure one alternative to watchable's persistent trie for issue 14's
+// targets 3, 4, 7 and 8 (docs/design.md, "A multi-version table,
+// modelled"), and to be the first stage of the core that would replace the
+// trie. Nothing outside the benchmarks uses it.
 //
-// It has what those targets measure and little else: string keys, values
-// of one machine word (pointers, or 64-bit integers), a capacity fixed when
-// it is made, no deletes, one writer at a time, and snapshots whose end the
-// caller announces (Forget). A library built this way would also need
-// growth, deletes, the changes between any two snapshots, iteration,
-// batches, and to learn by itself which snapshots are still held; the
-// model says what its reads, writes and updates would cost.
+// It is a whole map: string keys, values of one machine word (pointers,
+// or 64-bit integers), Store and Delete by one writer at a time, Load and
+// snapshots from any goroutine, growth, and iteration and the length of a
+// snapshot. It learns by itself which snapshots are still held, and drops
+// the older values that only snapshots let go of could read. What a
+// library on it would still need is listed in docs/design.md: updates
+// coalesced per key, the changes between two snapshots, batches, and the
+// key and partition indexes.
 //
-// Each slot holds its key, the newest value and the version that wrote it,
-// and a list of older values that snapshots may still read. A Store
-// overwrites the slot in place while no snapshot can read the value there,
-// as watchable's Live map changes nodes in place, and otherwise keeps the
-// old value in a record of its own (one small allocation). A snapshot is a
-// version number, taken in O(1); Get at a version reads the slot, and the
-// list when the slot is newer. While a Cursor is open, each Store also
+// Each slot holds its key, the newest value and the version that wrote it
+// (or deleted the key), and a list of older values that snapshots may
+// still read. A Store overwrites the slot in place while no snapshot can
+// read the value there, as watchable's Live map changes nodes in place,
+// and otherwise keeps the old value in a record of its own (one small
+// allocation). A snapshot is a version number and the slot array of that
+// version, taken in O(1); Get at a version reads the slot, and the list
+// when the slot is newer. A table that grows makes a new array of the
+// newest values; snapshots taken before keep reading the old one, which
+// nobody writes again. While a Cursor is open, each Store and Delete also
 // appends to a change log (log.go), from which a subscriber reads the
 // updates up to its snapshot.
 //
@@ -36,22 +41,34 @@ import (
 	"math/bits"
 	"reflect"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// Table is the model: a map from string keys to word-sized values. Store
-// and Forget must not be called concurrently with themselves or each
-// other; Load, Snapshot and a Snapshot's Get may be called from any
-// goroutine at any time.
+// Table is a map from string keys to word-sized values. Store and Delete
+// must not be called concurrently with themselves or each other; Load,
+// Snapshot and a Snapshot's methods may be called from any goroutine at
+// any time.
 type Table[V any] struct {
-	slots []slot[V]
 	// state is the current version << 2 | its status.
 	state atomic.Uint64
-	ptr   bool // V is a pointer (else a 64-bit word)
-	n     int  // keys
-	limit int  // the capacity New was given
-	log   changeLog[V]
+	// meta is the slot array and length of the current version, and
+	// through prev of the version before the last change of either.
+	meta atomic.Pointer[meta[V]]
+	ptr  bool // V is a pointer (else a 64-bit word)
+
+	// The writer's own.
+	n, used int      // live keys; slots taken, by keys or the deleted
+	dirty   []uint32 // slots of the current array that keep older values
+	kept    int      // older values kept since the last trim
+
+	held heldSnapshots
+	// last is the newest snapshot made, which Snapshot gives again
+	// while its version is current rather than make another.
+	last atomic.Pointer[snapshot[V]]
+	log  changeLog[V]
 }
 
 const (
@@ -62,10 +79,21 @@ const (
 	statusMask     = 3
 )
 
+// meta is a slot array and the number of live keys in it, from version
+// born on. Its size changes only while born is the current version and
+// that version is open; a change to either in any other version makes a
+// new meta.
+type meta[V any] struct {
+	born  uint64
+	slots []slot[V]
+	size  atomic.Int64
+	prev  atomic.Pointer[meta[V]] // cut when the next meta is made
+}
+
 type slot[V any] struct {
-	// word is the key's tag << verBits | the version val was written
-	// at; 0 while the slot is empty. The tag (hash bits) spares most
-	// probes a comparison of keys, whose bytes lie elsewhere.
+	// word is the key's tag | deleted | the version that wrote val;
+	// 0 while the slot is empty. The tag (hash bits) spares most probes
+	// a comparison of keys, whose bytes lie elsewhere.
 	word  atomic.Uint64
 	key   string // written before word first becomes non-zero, never again
 	val   V      // one word, read and written atomically (see load, store)
@@ -75,14 +103,17 @@ type slot[V any] struct {
 const (
 	verBits = 40
 	verMask = 1<<verBits - 1
+	deleted = 1 << verBits // in a slot's word: the key is gone at that version
+	tagMask = ^uint64(verMask | deleted)
+	gone    = 1 << 63 // in a record's ver: the key was absent
 )
 
 // record is a value a slot held before, for the snapshots older than the
 // slot's version.
 type record[V any] struct {
-	ver   uint64
+	ver   uint64 // | gone
 	val   V
-	older atomic.Pointer[record[V]] // cut by Forget while readers walk it
+	older atomic.Pointer[record[V]] // cut by the writer while readers walk it
 }
 
 var seed = maphash.MakeSeed()
@@ -93,9 +124,9 @@ var seed = maphash.MakeSeed()
 // tests look at the table there, as a reader could.
 var beforePublish, inChange func()
 
-// New returns an empty table for up to capacity keys, with a load factor of
-// at most 0.7. V must be a pointer, or an integer or float of 8 bytes
-// aligned to 8 (which a 32-bit platform does not give).
+// New returns an empty table with room for about capacity keys before it
+// grows. V must be a pointer, or an integer or float of 8 bytes aligned to
+// 8 (which a 32-bit platform does not give).
 func New[V any](capacity int) *Table[V] {
 	t := reflect.TypeFor[V]()
 	ptr := t.Kind() == reflect.Pointer
@@ -103,11 +134,21 @@ func New[V any](capacity int) *Table[V] {
 	if !ptr && !word {
 		panic("mvcc: V must be a pointer, or an 8-byte integer or float aligned to 8, not " + t.String())
 	}
-	tb := &Table[V]{slots: make([]slot[V], max((capacity*10+6)/7, 8)), ptr: ptr, limit: capacity}
+	tb := &Table[V]{ptr: ptr}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
+	tb.meta.Store(&meta[V]{born: 1, slots: make([]slot[V], slotsFor(capacity))})
 	tb.log.tail.Store(new(chunk[V]))
 	return tb
 }
+
+// maxLoad is the share of slots, in eighths, that keys and deleted keys
+// may take before the table grows.
+const maxLoad = 7
+
+// slotsFor is the number of slots for n keys: twice as many as the load
+// factor needs, so that a table grown for n keys takes as many again
+// before it grows once more.
+func slotsFor(n int) int { return max(16, n*8/maxLoad+1) }
 
 // Version is the current version. It freezes nothing.
 func (t *Table[V]) Version() uint64 { return t.state.Load() >> 2 }
@@ -115,65 +156,85 @@ func (t *Table[V]) Version() uint64 { return t.state.Load() >> 2 }
 // Len is the number of keys. Writer only.
 func (t *Table[V]) Len() int { return t.n }
 
-// find returns the slot of k, or the empty slot where k would go; k's
-// tag, shifted into place; and the slot's word as find saw it, 0 if it was
-// empty. A slot find saw empty may hold another key by the time the
+// find returns the slot of k in slots, or the empty slot where k would go;
+// k's tag, shifted into place; and the slot's word as find saw it, 0 if it
+// was empty. A slot find saw empty may hold another key by the time the
 // caller looks again; one that held k holds it for good.
-func (t *Table[V]) find(k string) (*slot[V], uint64, uint64) {
+func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
 	h := maphash.String(seed, k)
-	tag := h << verBits // the low bits: the slot's index comes from the high ones
-	i, _ := bits.Mul64(h, uint64(len(t.slots)))
+	tag := h << (verBits + 1) // the low bits: the slot's index comes from the high ones
+	i, _ := bits.Mul64(h, uint64(len(slots)))
 	for ; ; i++ {
-		if i == uint64(len(t.slots)) {
+		if i == uint64(len(slots)) {
 			i = 0
 		}
-		s := &t.slots[i]
+		s := &slots[i]
 		w := s.word.Load()
-		if w == 0 || w&^verMask == tag && s.key == k {
+		if w == 0 || w&tagMask == tag && s.key == k {
 			return s, tag, w
 		}
 	}
+}
+
+// metaAt returns the meta of version v, or nil if the writer has made two
+// new ones since the caller read v (it should read the version again).
+func (t *Table[V]) metaAt(v uint64) *meta[V] {
+	m := t.meta.Load()
+	for m != nil && m.born > v {
+		m = m.prev.Load()
+	}
+	return m
 }
 
 // Load returns the value of k in the current version. It never waits. A
 // Store into the next version is not seen before it is published, so a
 // Snapshot taken after a Load sees what the Load saw.
 func (t *Table[V]) Load(k string) (V, bool) {
-	s, _, w := t.find(k)
-	return t.at(s, w, t.state.Load()>>2)
-}
-
-// Snapshot freezes the current version and returns it, in O(1): Get at it
-// never sees a later Store. It waits for a Store changing the version in
-// place, if one is under way.
-func (t *Table[V]) Snapshot() Snapshot[V] {
 	for {
-		st := t.state.Load()
-		switch st & statusMask {
-		case statusFrozen:
-			return Snapshot[V]{t, st >> 2}
-		case statusOpen:
-			if t.state.CompareAndSwap(st, st|statusFrozen) {
-				return Snapshot[V]{t, st >> 2}
-			}
-		case statusChanging:
-			t.state.CompareAndSwap(st, st&^statusMask|statusWanted)
-		case statusWanted:
-			runtime.Gosched() // the writer freezes the version when done
+		trims := t.held.trims.Load()
+		v := t.state.Load() >> 2
+		m := t.metaAt(v)
+		if m == nil {
+			continue
+		}
+		s, _, w := find(m.slots, k)
+		val, ok, old := t.at(s, w, v)
+		// An older value read from a list is good unless the writer
+		// trimmed meanwhile: no snapshot of the Load's own holds v.
+		if !old || t.held.trims.Load() == trims {
+			return val, ok
 		}
 	}
 }
 
 // Store sets k to val. Writer only.
-func (t *Table[V]) Store(k string, val V) {
-	s, tag, w := t.find(k)
-	old := w & verMask
-	if old == 0 {
-		if t.n == t.limit {
-			panic("mvcc: the table is full: a model's capacity is fixed")
-		}
-		s.key = k // nobody reads it before the slot's word is set
-		t.n++
+func (t *Table[V]) Store(k string, val V) { t.set(k, val, false) }
+
+// Delete removes k, and reports whether it was there. Writer only.
+func (t *Table[V]) Delete(k string) bool {
+	_, _, w := find(t.meta.Load().slots, k)
+	if w == 0 || w&deleted != 0 {
+		return false
+	}
+	var zero V
+	t.set(k, zero, true)
+	return true
+}
+
+// set stores val at k, or deletes k. Writer only.
+func (t *Table[V]) set(k string, val V, del bool) {
+	m := t.meta.Load()
+	s, tag, w := find(m.slots, k)
+	if w == 0 && t.used+1 > len(m.slots)*maxLoad/8 {
+		m = t.grow()
+		s, tag, w = find(m.slots, k)
+	}
+	delta := 0
+	switch {
+	case del:
+		delta = -1
+	case w == 0 || w&deleted != 0:
+		delta = 1
 	}
 	logging := t.log.readers.Load() > 0
 	if logging {
@@ -181,122 +242,159 @@ func (t *Table[V]) Store(k string, val V) {
 	}
 	st := t.state.Load()
 	ver := st >> 2
-	if st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging) {
-		t.write(s, tag, old, ver, val)
-		if logging {
-			t.log.append(Entry[V]{ver, k, val}) // before a snapshot of ver can be taken
+	inPlace := st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging)
+	if !inPlace {
+		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
+	}
+	if w == 0 {
+		s.key = k // nobody reads it before the slot's word is set
+		t.used++
+	}
+	if delta != 0 {
+		t.n += delta
+		if m.born == ver {
+			m.size.Store(int64(t.n))
+		} else {
+			t.newMeta(m.slots, ver)
 		}
+	}
+	t.write(s, tag, w, ver, val, del)
+	if logging {
+		t.log.append(Entry[V]{ver, k, val, del}) // before a snapshot of ver can be taken
+	}
+	if inPlace {
 		if inChange != nil {
 			inChange()
 		}
 		if !t.state.CompareAndSwap(st|statusChanging, st) {
 			t.state.Store(st | statusFrozen) // a snapshot waits for it
 		}
-		return
+	} else {
+		if beforePublish != nil {
+			beforePublish()
+		}
+		t.state.Store(ver << 2)
 	}
-	// The version is frozen: write into the next one, which nobody sees
-	// before it is published.
-	t.write(s, tag, old, ver+1, val)
-	if logging {
-		t.log.append(Entry[V]{ver + 1, k, val})
+	if t.kept > max(1024, t.n/4) {
+		t.trim()
 	}
-	if beforePublish != nil {
-		beforePublish()
-	}
-	t.state.Store((ver + 1) << 2)
 }
 
-// write stores val into slot s, written at version old (0: empty), as
-// version ver, in the order that lets Get tell a slot it read while this
-// was under way: a new key's value before its version, which makes the
-// slot visible; for an old key, the kept value, then the version, then
-// the value, so that a Get that read the version before sees it changed if
-// it read the new value. The old value is kept when s was written in an
-// older version, which a snapshot may hold.
-func (t *Table[V]) write(s *slot[V], tag, old, ver uint64, val V) {
-	if old == 0 {
+// newMeta publishes the meta of slots from version ver on, with the
+// writer's count of keys, and cuts the one before it from the older: a
+// reader that walks to it from the new one and needs an older one reads
+// the version again.
+func (t *Table[V]) newMeta(slots []slot[V], ver uint64) *meta[V] {
+	m := &meta[V]{born: ver, slots: slots}
+	m.size.Store(int64(t.n))
+	old := t.meta.Load()
+	m.prev.Store(old)
+	old.prev.Store(nil)
+	t.meta.Store(m)
+	return m
+}
+
+// grow moves the newest value of every key into an array twice the size
+// the keys need, and publishes it as the current version's. The new array
+// holds no older values: a snapshot older than the current version reads
+// the old array, which nobody writes again. Writer only.
+func (t *Table[V]) grow() *meta[V] {
+	old := t.meta.Load().slots
+	slots := make([]slot[V], slotsFor(2*t.n+1))
+	for i := range old {
+		o := &old[i]
+		w := o.word.Load()
+		if w == 0 || w&deleted != 0 {
+			continue
+		}
+		s, _, _ := find(slots, o.key)
+		s.key = o.key
+		s.val = t.load(&o.val)
+		s.word.Store(w)
+	}
+	t.used = t.n
+	t.dirty, t.kept = nil, 0
+	return t.newMeta(slots, t.state.Load()>>2)
+}
+
+// write stores val into slot s, whose word was w, as version ver, or
+// deletes its key, in an order that lets a reader tell a slot it read
+// while this was under way:
+//   - a key new to the slot, or one deleted before: the value, then the
+//     word, which makes it visible;
+//   - a key being deleted: the word, then the zero value;
+//   - otherwise, the word, then the value, so that a reader that read the
+//     word before sees it changed if it read the new value.
+//
+// The old value is kept first, when s was written in an older version,
+// which a snapshot may hold.
+func (t *Table[V]) write(s *slot[V], tag, w, ver uint64, val V, del bool) {
+	nw := tag | ver
+	if del {
+		nw |= deleted
+	}
+	if w == 0 {
 		t.store(&s.val, val)
-		s.word.Store(tag | ver)
+		s.word.Store(nw)
 		return
 	}
-	if old < ver {
-		r := &record[V]{ver: old, val: t.load(&s.val)}
+	if w&verMask < ver {
+		r := &record[V]{ver: w & verMask, val: t.load(&s.val)}
+		if w&deleted != 0 {
+			r.ver |= gone
+		}
+		first := s.older.Load() == nil
 		r.older.Store(s.older.Load())
 		s.older.Store(r)
-		s.word.Store(tag | ver)
+		if first {
+			t.dirty = append(t.dirty, uint32(s.index(t.meta.Load().slots)))
+		}
+		t.kept++
 	}
+	if w&deleted != 0 {
+		t.store(&s.val, val)
+		s.word.Store(nw)
+		return
+	}
+	s.word.Store(nw)
 	t.store(&s.val, val)
 }
 
-// Forget drops the values that only snapshots older than ver could read:
-// the caller promises to hold none. A library would learn it from the
-// snapshots' lifetimes; the model is told. Writer only; O(N).
-func (t *Table[V]) Forget(ver uint64) {
-	for i := range t.slots {
-		s := &t.slots[i]
-		if s.word.Load()&verMask <= ver {
-			s.older.Store(nil)
-			continue
-		}
-		for r := s.older.Load(); r != nil; r = r.older.Load() {
-			if r.ver <= ver {
-				r.older.Store(nil)
-				break
-			}
-		}
-	}
+// index is s's place in slots.
+func (s *slot[V]) index(slots []slot[V]) int {
+	return int((uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&slots[0]))) / unsafe.Sizeof(*s))
 }
 
-// History is the number of older values kept for snapshots, which Forget
-// bounds. Writer only; O(N).
-func (t *Table[V]) History() int {
-	n := 0
-	for i := range t.slots {
-		for r := t.slots[i].older.Load(); r != nil; r = r.older.Load() {
-			n++
-		}
-	}
-	return n
-}
-
-// Snapshot is a table at one version.
-type Snapshot[V any] struct {
-	t   *Table[V]
-	ver uint64
-}
-
-// Version is the snapshot's version.
-func (s Snapshot[V]) Version() uint64 { return s.ver }
-
-// Get returns k's value at the snapshot's version. It never waits.
-func (s Snapshot[V]) Get(k string) (V, bool) {
-	sl, _, w := s.t.find(k)
-	return s.t.at(sl, w, s.ver)
-}
-
-// at returns the value at version at of the key in slot sl, whose word
-// find saw as w.
-func (t *Table[V]) at(sl *slot[V], w, at uint64) (V, bool) {
+// at returns the value at version at of the key in sl, whose word find saw
+// as w, and whether it came from the list of older values.
+func (t *Table[V]) at(sl *slot[V], w, at uint64) (val V, ok, older bool) {
 	for w != 0 {
 		ver := w & verMask
 		if ver > at {
 			// Newer than version at; the older values were kept
 			// before the version was set.
 			for r := sl.older.Load(); r != nil; r = r.older.Load() {
-				if r.ver <= at {
-					return r.val, true
+				if r.ver&verMask <= at {
+					if r.ver&gone != 0 {
+						return val, false, true
+					}
+					return r.val, true, true
 				}
 			}
-			break // the key came later
+			return val, false, true // the key came later
+		}
+		if w&deleted != 0 {
+			return val, false, false
 		}
 		v := t.load(&sl.val)
-		if w = sl.word.Load(); w&verMask == ver {
-			return v, true
+		w2 := sl.word.Load()
+		if w2 == w {
+			return v, true, false
 		}
 		// The writer moved the slot on meanwhile: read it again.
+		w = w2
 	}
-	var zero V
-	return zero, false
+	return val, false, false
 }
 
 func (t *Table[V]) load(p *V) V {
@@ -314,4 +412,200 @@ func (t *Table[V]) store(p *V, v V) {
 		return
 	}
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(p)), *(*uint64)(unsafe.Pointer(&v)))
+}
+
+// History is the number of older values kept for snapshots. Writer only;
+// O(N).
+func (t *Table[V]) History() int {
+	n := 0
+	slots := t.meta.Load().slots
+	for i := range slots {
+		for r := slots[i].older.Load(); r != nil; r = r.older.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// heldSnapshots is what the table knows of the snapshots still held: a
+// mark for each version a snapshot was made of, which the collector sets
+// once the snapshot is unreachable.
+type heldSnapshots struct {
+	mu    sync.Mutex
+	marks []*mark
+	live  int // marks not gone at the last count
+	// trims counts the writer's trims, which begin by adding one: a
+	// reader that read an older value at a version no mark of its own
+	// holds, and sees trims change, reads again.
+	trims atomic.Uint64
+}
+
+type mark struct {
+	ver  uint64
+	gone atomic.Bool
+}
+
+// add marks version v as held by a snapshot, and drops the marks of
+// snapshots gone when the list has doubled since it was last counted.
+func (h *heldSnapshots) add(mk *mark) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.marks) >= 2*h.live+64 {
+		h.count()
+	}
+	h.marks = append(h.marks, mk)
+}
+
+// count drops the marks of snapshots gone. h.mu is held.
+func (h *heldSnapshots) count() {
+	live := h.marks[:0]
+	for _, m := range h.marks {
+		if !m.gone.Load() {
+			live = append(live, m)
+		}
+	}
+	clear(h.marks[len(live):])
+	h.marks = live
+	h.live = len(live)
+}
+
+// Trim drops the older values that no snapshot still held can read. The
+// table trims by itself as it keeps them; Trim is for tests and for a
+// caller that has just let go of many snapshots. Writer only.
+func (t *Table[V]) Trim() { t.trim() }
+
+// trim finds the versions that snapshots still hold, and unlinks from
+// each list of older values every value that none of them reads.
+// Writer only; O(slots with older values + held snapshots).
+func (t *Table[V]) trim() {
+	h := &t.held
+	h.trims.Add(1)             // before it reads the marks: see Snapshot
+	cur := t.state.Load() >> 2 // any snapshot taken from now on is of cur or later
+	h.mu.Lock()
+	h.count()
+	vers := make([]uint64, 0, len(h.marks)+1)
+	for _, m := range h.marks {
+		vers = append(vers, m.ver)
+	}
+	h.mu.Unlock()
+	vers = append(vers, cur)
+	slices.Sort(vers)
+	vers = slices.Compact(vers)
+	if s := t.last.Load(); s != nil && s.ver < cur {
+		t.last.CompareAndSwap(s, nil) // nobody takes it again: let the collector end it
+	}
+
+	// readBy reports whether a held version lies in [from, to).
+	readBy := func(from, to uint64) bool {
+		i, _ := slices.BinarySearch(vers, from)
+		return i < len(vers) && vers[i] < to
+	}
+	slots := t.meta.Load().slots
+	dirty := t.dirty[:0]
+	for _, i := range t.dirty {
+		s := &slots[i]
+		newer := s.word.Load() & verMask
+		link := &s.older
+		for r := link.Load(); r != nil; r = r.older.Load() {
+			rv := r.ver & verMask
+			if readBy(rv, newer) {
+				link, newer = &r.older, rv
+				continue
+			}
+			// Unlink r. A reader on r goes on through r.older; no
+			// held version reads r, and the value before it is
+			// read by the versions it was read by.
+			link.Store(r.older.Load())
+		}
+		if s.older.Load() != nil {
+			dirty = append(dirty, i)
+		}
+	}
+	t.dirty = dirty
+	t.kept = 0
+}
+
+// Snapshot freezes the current version and returns it, in O(1): its Get
+// never sees a later Store. It waits for a Store changing the version in
+// place, if one is under way. The older values it reads are kept until it
+// is unreachable.
+func (t *Table[V]) Snapshot() Snapshot[V] {
+	for {
+		trims := t.held.trims.Load()
+		st := t.state.Load()
+		switch st & statusMask {
+		case statusOpen:
+			if !t.state.CompareAndSwap(st, st|statusFrozen) {
+				continue
+			}
+		case statusFrozen:
+		case statusChanging:
+			t.state.CompareAndSwap(st, st&^statusMask|statusWanted)
+			continue
+		case statusWanted:
+			runtime.Gosched() // the writer freezes the version when done
+			continue
+		}
+		v := st >> 2
+		if s := t.last.Load(); s != nil && s.ver == v {
+			return Snapshot[V]{s}
+		}
+		m := t.metaAt(v)
+		if m == nil {
+			continue
+		}
+		s := &snapshot[V]{t: t, ver: v, slots: m.slots, size: int(m.size.Load())}
+		mk := &mark{ver: v}
+		runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
+		t.held.add(mk)
+		if t.held.trims.Load() != trims {
+			// The writer began a trim after v was frozen, and may
+			// not have seen the mark: it may have dropped what v
+			// reads.
+			mk.gone.Store(true)
+			continue
+		}
+		t.last.Store(s)
+		return Snapshot[V]{s}
+	}
+}
+
+// Snapshot is a table at one version.
+type Snapshot[V any] struct{ *snapshot[V] }
+
+type snapshot[V any] struct {
+	t     *Table[V]
+	ver   uint64
+	slots []slot[V]
+	size  int
+}
+
+// Version is the snapshot's version.
+func (s Snapshot[V]) Version() uint64 { return s.ver }
+
+// Len is the number of keys at the snapshot's version.
+func (s Snapshot[V]) Len() int { return s.size }
+
+// Get returns k's value at the snapshot's version. It never waits.
+func (s Snapshot[V]) Get(k string) (V, bool) {
+	sl, _, w := find(s.slots, k)
+	v, ok, _ := s.t.at(sl, w, s.ver)
+	runtime.KeepAlive(s.snapshot)
+	return v, ok
+}
+
+// All calls yield with each key and value at the snapshot's version, in
+// the order of the slots, until yield returns false.
+func (s Snapshot[V]) All(yield func(string, V) bool) {
+	for i := range s.slots {
+		sl := &s.slots[i]
+		w := sl.word.Load()
+		if w == 0 {
+			continue
+		}
+		if v, ok, _ := s.t.at(sl, w, s.ver); ok && !yield(sl.key, v) {
+			break
+		}
+	}
+	runtime.KeepAlive(s.snapshot)
 }

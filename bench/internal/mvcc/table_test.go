@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"go.uber.org/goleak"
@@ -23,33 +26,41 @@ type held struct {
 	want map[string]uint64
 }
 
-// TestModelAgreesWithAMap runs random Stores, Snapshots and Forgets
-// against a Go map kept beside the table, and checks after every step that
-// Load reads the map and that every snapshot still held reads what the map
-// held when it was taken.
+// TestModelAgreesWithAMap runs random Stores, Deletes, Snapshots and
+// releases of snapshots against a Go map kept beside the table, from a
+// table made for no keys, so that it grows; and checks after every step
+// that Load reads the map, and that every snapshot still held reads, lists
+// and counts what the map held when it was taken. Now and then it lets the
+// collector end the snapshots let go of, and trims.
 func TestModelAgreesWithAMap(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			const keys = 40
-			tb := New[uint64](keys)
+			tb := New[uint64](0)
 			m := map[string]uint64{}
 			var snaps []held
 			for step := range 2000 {
-				switch op := r.IntN(10); {
-				case op < 6:
+				switch op := r.IntN(20); {
+				case op < 10:
 					k := fmt.Sprint("k", r.IntN(keys))
 					v := uint64(step + 1)
 					tb.Store(k, v)
 					m[k] = v
-				case op < 8:
-					snaps = append(snaps, held{tb.Snapshot(), maps.Clone(m)})
-				case len(snaps) > 0:
-					// Let go of the oldest snapshots, and say so.
-					snaps = snaps[r.IntN(len(snaps)):]
-					if len(snaps) > 0 {
-						tb.Forget(snaps[0].s.Version())
+				case op < 14:
+					k := fmt.Sprint("k", r.IntN(keys))
+					_, want := m[k]
+					if got := tb.Delete(k); got != want {
+						t.Fatalf("step %d: Delete(%q) = %v, want %v", step, k, got, want)
 					}
+					delete(m, k)
+				case op < 17:
+					snaps = append(snaps, held{tb.Snapshot(), maps.Clone(m)})
+				case op < 19 && len(snaps) > 0:
+					snaps = slices.Delete(snaps, 0, r.IntN(len(snaps)+1))
+				case op == 19:
+					runtime.GC()
+					tb.Trim()
 				}
 				if tb.Len() != len(m) {
 					t.Fatalf("step %d: Len = %d, want %d", step, tb.Len(), len(m))
@@ -70,8 +81,68 @@ func TestModelAgreesWithAMap(t *testing.T) {
 						}
 					}
 				}
+				for _, h := range snaps {
+					all := map[string]uint64{}
+					h.s.All(func(k string, v uint64) bool {
+						if _, twice := all[k]; twice {
+							t.Fatalf("step %d: snapshot at version %d lists %q twice", step, h.s.Version(), k)
+						}
+						all[k] = v
+						return true
+					})
+					if !maps.Equal(all, h.want) || h.s.Len() != len(h.want) {
+						t.Fatalf("step %d: snapshot at version %d lists %v with Len %d; want %v",
+							step, h.s.Version(), all, h.s.Len(), h.want)
+					}
+				}
 			}
 		})
+	}
+}
+
+// TestHistoryEndsWithItsSnapshots checks that the older values a snapshot
+// kept are dropped once it is unreachable, and only then: first those kept
+// for snapshots nobody holds, then those of one held snapshot when it goes.
+func TestHistoryEndsWithItsSnapshots(t *testing.T) {
+	const keys = 100
+	tb := New[uint64](keys)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	for i := range keys {
+		tb.Store(key(i), 1)
+	}
+	kept := tb.Snapshot()
+	for round := range uint64(5) {
+		for i := range keys {
+			tb.Snapshot() // made and dropped: each Store writes a new version
+			tb.Store(key(i), round+2)
+		}
+	}
+	if h := tb.History(); h < keys {
+		t.Fatalf("after 500 Stores under snapshots the table keeps %d older values, want at least %d", h, keys)
+	}
+	// The dropped snapshots go; the kept one still reads its values.
+	waitFor(t, func() bool { tb.Trim(); return tb.History() <= keys })
+	for i := range keys {
+		if v, ok := kept.Get(key(i)); v != 1 || !ok {
+			t.Fatalf("the kept snapshot reads %d, %v at %s after a trim; want 1, true", v, ok, key(i))
+		}
+	}
+	runtime.KeepAlive(kept) // and no longer: the collector may end it
+	waitFor(t, func() bool { tb.Trim(); return tb.History() == 0 })
+}
+
+// waitFor runs the collector until cond holds, for up to ten seconds: the
+// collector ends an unreachable snapshot after a cycle or two, on a
+// goroutine of its own.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("the condition did not hold within ten seconds of collections")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -240,15 +311,68 @@ func TestNewRefusesOtherValues(t *testing.T) {
 	New[float64](1)
 }
 
-func TestFullTablePanics(t *testing.T) {
-	tb := New[uint64](2)
-	tb.Store("a", 1)
-	tb.Store("b", 2)
-	tb.Store("a", 3) // not a new key
-	defer func() {
-		if recover() == nil {
-			t.Error("a third key in a table for two did not panic")
+// TestWindowUnderAWriter takes snapshots on other goroutines while one
+// writer slides a window of keys: Store n inserts key n and Delete removes
+// key n-window, so the table grows and drops the deleted time and again,
+// and trims older values. Each snapshot must list a run of consecutive
+// keys, each with its own value, as long as its Len, and read the same
+// with Get; each reader keeps one snapshot over many of its passes and
+// checks it again each time.
+func TestWindowUnderAWriter(t *testing.T) {
+	const window, stores = 50, 20000
+	tb := New[uint64](0)
+	key := func(i uint64) string { return fmt.Sprint("k", i) }
+	var failures atomic.Int32
+	fail := func(format string, args ...any) {
+		if failures.Add(1) < 5 {
+			t.Errorf(format, args...)
 		}
-	}()
-	tb.Store("c", 4)
+	}
+	check := func(s Snapshot[uint64]) {
+		lo, hi, n := uint64(1<<63), uint64(0), 0
+		s.All(func(k string, v uint64) bool {
+			if k != key(v) {
+				fail("snapshot %d lists %s = %d", s.Version(), k, v)
+			}
+			lo, hi, n = min(lo, v), max(hi, v), n+1
+			return true
+		})
+		if n == 0 {
+			return
+		}
+		if int(hi-lo)+1 != n || n > window+1 || s.Len() != n {
+			fail("snapshot %d lists %d keys from %d to %d, with Len %d", s.Version(), n, lo, hi, s.Len())
+		}
+		for _, i := range []uint64{lo - 1, lo, (lo + hi) / 2, hi, hi + 1} {
+			v, ok := s.Get(key(i))
+			if want := i >= lo && i <= hi; ok != want || ok && v != i {
+				fail("snapshot %d listing %d to %d: Get(%s) = %d, %v", s.Version(), lo, hi, key(i), v, ok)
+			}
+		}
+	}
+	kept := make([]Snapshot[uint64], 2)
+	passes := make([]int, 2)
+	whileWriting(2, func(r int) {
+		s := tb.Snapshot()
+		check(s)
+		if passes[r]++; passes[r]%100 == 1 {
+			kept[r] = s
+		}
+		check(kept[r])
+		if j := uint64(s.Version()) % stores; j > 0 {
+			if v, ok := tb.Load(key(j)); ok && v != j {
+				fail("Load(%s) = %d", key(j), v)
+			}
+		}
+	}, func() {
+		for n := uint64(1); n <= stores; n++ {
+			tb.Store(key(n), n)
+			if n > window && !tb.Delete(key(n-window)) {
+				fail("Delete(%s) found nothing", key(n-window))
+			}
+		}
+	})
+	if tb.Len() != window {
+		t.Errorf("Len = %d after the writer, want %d", tb.Len(), window)
+	}
 }
