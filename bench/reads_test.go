@@ -79,7 +79,7 @@ func BenchmarkState(b *testing.B) {
 // filled by one Store after another either way.
 func BenchmarkRange(b *testing.B) {
 	ns := sizes(b)
-	forLibs(b, []string{libNames[0], floorName}, func(b *testing.B, lib string) {
+	forLibs(b, withModel([]string{libNames[0], floorName}), func(b *testing.B, lib string) {
 		b.Run("val="+ints.name, func(b *testing.B) {
 			for _, n := range ns {
 				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
@@ -130,6 +130,11 @@ func rangeOver(b *testing.B, m kv[int]) {
 			}
 		case *floor[int]:
 			m.Range(func(_ string, v int) { sum += v })
+		case *model[int]:
+			m.t.Snapshot().All(func(_ string, v int) bool {
+				sum += v
+				return true
+			})
 		}
 	}
 	sinkInt += sum
