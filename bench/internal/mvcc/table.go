@@ -281,14 +281,18 @@ func (t *Table[V]) set(k string, val V, del bool) {
 }
 
 // newMeta publishes the meta of slots from version ver on, with the
-// writer's count of keys, and cuts the one before it from the older: a
-// reader that walks to it from the new one and needs an older one reads
-// the version again.
+// writer's count of keys. The one before it stays its prev, for a reader
+// that read an older version, unless slots is a new array: a table that
+// grows lets go of the old one at once, unless snapshots hold it. Either
+// way it cuts the one before that: a reader that finds no meta old enough
+// reads the version again.
 func (t *Table[V]) newMeta(slots []slot[V], ver uint64) *meta[V] {
 	m := &meta[V]{born: ver, slots: slots}
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
-	m.prev.Store(old)
+	if &old.slots[0] == &slots[0] {
+		m.prev.Store(old)
+	}
 	old.prev.Store(nil)
 	t.meta.Store(m)
 	return m
