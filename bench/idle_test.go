@@ -17,7 +17,10 @@ const blockedAfter = 10 * time.Second
 // with (idle=1) one subscriber that never reads its channel, and for
 // switchyard with one lazy reader that never reads (idle=lazy): registered
 // with Notify and holding the State it took first, as a reader of
-// State.UpdatesSince does between two reads.
+// State.UpdatesSince does between two reads. With -model, the model runs
+// too, its lazy reader told of Stores and holding a snapshot (it would
+// learn the changes by comparing it with the next, Cursor.Changes without
+// a log).
 //
 // retained-MB (10^6 bytes) is how much more live heap there is after the
 // b.N Stores than before them, after a full GC: what a never-reading
@@ -28,12 +31,12 @@ const blockedAfter = 10 * time.Second
 func BenchmarkIdleSubscriber(b *testing.B) {
 	dropFilled()
 	ns := upTo(sizes(b), 10000)
-	forEachLib(b, func(b *testing.B, lib string) {
+	forLibs(b, withModel(libNames), func(b *testing.B, lib string) {
 		b.Run("val="+ints.name, func(b *testing.B) {
 			for _, n := range ns {
 				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 					for _, idle := range []string{"0", "1", "lazy"} {
-						if idle == "lazy" && lib != "switchyard" {
+						if idle == "lazy" && lib != "switchyard" && lib != modelName {
 							continue // the peer has no such reader
 						}
 						b.Run("idle="+idle, func(b *testing.B) {
@@ -56,7 +59,13 @@ func benchIdle[V any](b *testing.B, m kv[V], vk valueKind[V], n int, idle string
 	case "1":
 		m.SubscribeIdle(ctx)
 	case "lazy":
-		held := m.(*ours[V]).WatchLazily(ctx)
+		var held any
+		switch m := m.(type) {
+		case *ours[V]:
+			held = m.WatchLazily(ctx)
+		case *model[V]:
+			held = m.WatchLazily(ctx)
+		}
 		defer runtime.KeepAlive(held)
 	}
 	before := liveHeap()

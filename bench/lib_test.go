@@ -222,9 +222,10 @@ func TestModelAdapter(t *testing.T) {
 }
 
 // TestModelSubscribersGetUpdates checks that the model's subscriber
-// receives each Store as an update, once: 50 Stores, each awaited, give 50
-// updates in all. (That a read stops at its snapshot's version is checked
-// in internal/mvcc.)
+// receives the filled keys with its first snapshot, and then each Store as
+// an update, once: 50 Stores of new values, each awaited, give 50 updates
+// more. (That the updates are the net change between two snapshots is
+// checked in internal/mvcc.)
 func TestModelSubscribersGetUpdates(t *testing.T) {
 	m := newKV[int](modelName)
 	defer m.Close()
@@ -243,7 +244,7 @@ func TestModelSubscribersGetUpdates(t *testing.T) {
 		m.Store(k, v)
 		waitSeen(t, w)
 	}
-	if n := updates.Load(); n != 50 {
-		t.Errorf("the subscriber received %d updates for 50 Stores, want 50", n)
+	if n := updates.Load(); n != int64(len(keys))+50 {
+		t.Errorf("the subscriber received %d updates for %d keys and 50 Stores, want %d", n, len(keys), len(keys)+50)
 	}
 }

@@ -11,17 +11,18 @@ import (
 
 // modelName is the lib= of the multi-version table modelled in
 // internal/mvcc: not a library, and not in the report, but run by the
-// Store, latency, Load and memory scenarios when -model asks (see
+// Store, latency, Load, Range, idle-subscriber and memory scenarios when -model asks (see
 // withModel), so that docs/design.md can set it beside the trie on the
 // same inputs.
 const modelName = "mvcc"
 
 // model adapts the multi-version table. Its Store deep-copies the value as
 // the libraries do; its subscribers are told of each Store as the floor's
-// are, and each takes a snapshot when woken, reads the updates since its
-// last one from the table's change log (one per Store, where a switchyard
-// snapshot's Updates hold the net change of each key), and reads the
-// snapshot. The table learns by itself which snapshots are still held.
+// are, and each takes a snapshot when woken, asks its cursor for the keys
+// whose values changed since its last snapshot (the net change of each
+// key, as a switchyard snapshot's Updates hold, each with its value read
+// from the snapshot), and reads the snapshot. The table learns by itself
+// which snapshots are still held.
 type model[V any] struct {
 	t    *mvcc.Table[V]
 	mu   sync.Mutex // the writer's
@@ -75,11 +76,13 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	m.subs = append(m.subs, signal)
 	log := m.t.Cursor() // under the writer's lock, before the first snapshot
 	m.mu.Unlock()
+	var last mvcc.Snapshot[V]
 	return onSignal(ctx, signal, func() {
 		snap := m.t.Snapshot()
 		// The updates since the last snapshot, which a switchyard
 		// subscriber receives with its snapshot.
-		n := log.Read(snap.Version(), func(mvcc.Entry[V]) {})
+		n := log.Changes(last, snap, func(string, V, bool) {})
+		last = snap
 		fn(modelView[V]{snap, n})
 	}, func() {
 		log.Close()
@@ -89,9 +92,39 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	})
 }
 
-func (m *model[V]) SubscribeIdle(context.Context) {
-	panic("bench: the mvcc model has no idle subscribers")
+// SubscribeIdle opens a cursor and never reads it: the table records every
+// Store for it, and drops what it lags behind by more than two passes
+// over the keys.
+func (m *model[V]) SubscribeIdle(ctx context.Context) {
+	signal := make(chan struct{}, 1)
+	m.mu.Lock()
+	m.subs = append(m.subs, signal)
+	log := m.t.Cursor()
+	m.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		log.Close()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
+	})
 }
+
+// WatchLazily registers a reader that is told of Stores and keeps no
+// cursor, and returns the snapshot it holds until its next read: then it
+// would compare the two snapshots for the changes, in O(slots).
+func (m *model[V]) WatchLazily(ctx context.Context) mvcc.Snapshot[V] {
+	signal := make(chan struct{}, 1)
+	m.mu.Lock()
+	m.subs = append(m.subs, signal)
+	m.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
+	})
+	return m.t.Snapshot()
+}
+
 func (m *model[V]) Close() {}
 
 type modelView[V any] struct {

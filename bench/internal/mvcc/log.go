@@ -1,14 +1,16 @@
 package mvcc
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Entry is one Store or Delete as the change log records it: the version
-// it wrote, its key, and its value or that it deleted the key.
-type Entry[V any] struct {
+// it wrote and its key. The value is read from a snapshot, so that the log
+// holds no value the table let go of.
+type Entry struct {
 	Ver uint64
 	Key string
-	Val V
-	Del bool
 }
 
 // chunkSize is the number of entries in each block of the log.
@@ -16,94 +18,208 @@ const chunkSize = 256
 
 // chunk is a block of the log. The writer fills e in order and publishes
 // each entry by counting it in n; readers read e[i] only for i below n.
-type chunk[V any] struct {
-	n    atomic.Int64
-	next atomic.Pointer[chunk[V]]
-	e    [chunkSize]Entry[V]
+// A block the writer drops is marked dropped and unlinked from the next,
+// so that a cursor left on it holds no more than the block.
+type chunk struct {
+	n       atomic.Int64
+	next    atomic.Pointer[chunk]
+	dropped atomic.Bool
+	e       [chunkSize]Entry
 }
 
-// changeLog is the updates that subscribers receive, the part of a library
-// built on the table that the trie gets by comparing two versions. The
-// table keeps only its tail: a block nobody's cursor has reached any more
-// is garbage.
-type changeLog[V any] struct {
-	tail    atomic.Pointer[chunk[V]]
+// changeLog is where subscribers learn which keys changed, the part of a
+// library built on the table that the trie gets by comparing two
+// versions. The writer keeps its blocks from head to tail, at most enough
+// for two passes over the keys: a cursor that lags further finds its
+// block dropped, and learns the changes from the table instead
+// (Cursor.Changes).
+type changeLog struct {
+	tail    atomic.Pointer[chunk]
 	readers atomic.Int64 // open cursors; the writer records nothing while there are none
+	head    *chunk       // the oldest block kept; writer only
+	blocks  int          // blocks from head to tail; writer only
+	limit   int          // blocks to keep beyond the tail and those two passes (tests lower it)
 }
 
 // reserve makes room for one more entry: when the tail block is full, it
-// links a fresh one. Store calls it before the change it makes, so that a
-// snapshot waiting for the change does not wait for an allocation too.
-// Writer only.
-func (l *changeLog[V]) reserve() {
-	if c := l.tail.Load(); c.n.Load() == chunkSize {
-		next := new(chunk[V])
-		c.next.Store(next)
-		l.tail.Store(next)
+// links a fresh one, and drops the oldest blocks beyond what keys keys
+// need. Store calls it before the change it makes, so that a snapshot
+// waiting for the change does not wait for an allocation too. Writer only.
+func (l *changeLog) reserve(keys int) {
+	c := l.tail.Load()
+	if c.n.Load() < chunkSize {
+		return
+	}
+	next := new(chunk)
+	c.next.Store(next)
+	l.tail.Store(next)
+	l.blocks++
+	for l.blocks > 1+l.limit+2*keys/chunkSize {
+		h := l.head
+		l.head = h.next.Load()
+		h.dropped.Store(true) // before the link is cut: see Cursor.read
+		h.next.Store(nil)
+		l.blocks--
 	}
 }
 
 // append records e, in room that reserve made. Writer only.
-func (l *changeLog[V]) append(e Entry[V]) {
+func (l *changeLog) append(e Entry) {
 	c := l.tail.Load()
 	i := c.n.Load()
 	c.e[i] = e
 	c.n.Store(i + 1)
 }
 
-// Cursor reads the change log from where it was opened.
+// Cursor reads the change log of a table for one subscriber, and gives it
+// the keys that changed between two of its snapshots.
 type Cursor[V any] struct {
-	l *changeLog[V]
-	c *chunk[V]
+	t *Table[V]
+	c *chunk
 	i int64
+	// since is the version after which every Store and Delete has its
+	// entry after the cursor's place.
+	since uint64
+	seen  map[string]struct{} // Changes' keys, cleared after each call
 }
 
 // Cursor opens a cursor at the end of the change log, and from then on
-// every Store is recorded until it is closed. Take it before the snapshot
-// it follows: a Store made between the two is then read as an update of
-// that snapshot. (A Store already under way when the cursor opens may go
-// unrecorded; a library would open its first cursor under the writer's
-// lock.)
+// every Store and Delete is recorded until it is closed. Take it before
+// the first snapshot it follows. (A Store already under way when the
+// cursor opens may go unrecorded; a library would open its first cursor
+// under the writer's lock.)
 func (t *Table[V]) Cursor() *Cursor[V] {
 	t.log.readers.Add(1)
-	c := t.log.tail.Load()
-	return &Cursor[V]{l: &t.log, c: c, i: c.n.Load()}
+	c := &Cursor[V]{t: t, seen: map[string]struct{}{}}
+	c.moveToTail()
+	return c
+}
+
+// moveToTail puts the cursor at the end of the log. Every Store that
+// appends after that place is of a later version than one already
+// published then, or of the one after: so every Store of a version after
+// that one is after the place.
+func (c *Cursor[V]) moveToTail() {
+	c.c = c.t.log.tail.Load()
+	c.i = c.c.n.Load()
+	v := c.t.state.Load() >> 2
+	// A Store into version v+1 may have recorded its entry before the
+	// place, and not yet published v+1: step back over such entries,
+	// which come last. Entries of v itself before the place belong to
+	// the version the place is after.
+	for c.i > 0 && c.c.e[c.i-1].Ver > v {
+		c.i--
+	}
+	c.since = v
+	if c.i == 0 {
+		c.since = v + 1 // the entry before may be in the block before
+	}
 }
 
 // Close stops the cursor's reading and lets go of the log; once every
 // cursor is closed, Stores record nothing. A cursor must be closed once,
 // and not read after.
 func (c *Cursor[V]) Close() {
-	if c.l == nil {
+	if c.t == nil {
 		panic("mvcc: Cursor closed twice")
 	}
-	c.l.readers.Add(-1)
-	c.l, c.c = nil, nil
+	c.t.log.readers.Add(-1)
+	c.t, c.c = nil, nil
 }
 
-// Read calls fn with each entry after the last one read, up to the first
-// of a version newer than upTo, and returns how many it read. Store records
-// an entry before a snapshot of its version can be taken, so a cursor read
-// up to a snapshot's version has every change the snapshot holds.
-func (c *Cursor[V]) Read(upTo uint64, fn func(Entry[V])) int {
-	if c.l == nil {
-		panic("mvcc: Read of a closed Cursor")
+// read calls fn with each entry after the last one read, up to the first
+// of a version newer than upTo, and returns how many it read, and false if
+// the writer dropped entries the cursor had not read. Store records an
+// entry before a snapshot of its version can be taken, so a cursor read up
+// to a snapshot's version has every change the snapshot holds.
+func (c *Cursor[V]) read(upTo uint64, fn func(Entry)) (int, bool) {
+	if c.t == nil {
+		panic("mvcc: read of a closed Cursor")
 	}
 	read := 0
 	for {
 		for c.i < c.c.n.Load() {
 			e := &c.c.e[c.i]
 			if e.Ver > upTo {
-				return read
+				return read, true
 			}
 			fn(*e)
 			c.i++
 			read++
 		}
 		next := c.c.next.Load()
+		if next == nil && c.c.dropped.Load() {
+			return read, false
+		}
 		if c.i < chunkSize || next == nil {
-			return read
+			return read, true
 		}
 		c.c, c.i = next, 0
 	}
 }
+
+// Changes calls fn once with each key whose value at to differs from its
+// value at from, with its value at to (ok false: the key is not there).
+// from is the snapshot the subscriber read before, or an empty Snapshot
+// for its first; to is a later one. It reads the log from where the last
+// call stopped; when the writer has dropped entries the cursor did not
+// read, or the cursor's entries begin after from, it compares the two
+// snapshots slot by slot instead, in O(slots). It returns the number of
+// keys it gave.
+func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool)) int {
+	var fromVer uint64
+	if from.snapshot != nil {
+		fromVer = from.ver
+	}
+	defer clear(c.seen)
+	n := 0
+	give := func(k string) {
+		if _, dup := c.seen[k]; dup {
+			return
+		}
+		c.seen[k] = struct{}{}
+		v, ok := to.Get(k)
+		var was V
+		var had bool
+		if from.snapshot != nil {
+			was, had = from.Get(k)
+		}
+		if ok != had || ok && word(v) != word(was) {
+			fn(k, v, ok)
+			n++
+		}
+	}
+	if fromVer >= c.since {
+		if _, whole := c.read(to.ver, func(e Entry) {
+			if e.Ver > fromVer {
+				give(e.Key)
+			}
+		}); whole {
+			return n
+		}
+		c.moveToTail()
+	}
+	// The log does not reach back to from: compare the snapshots.
+	for i := range to.slots {
+		sl := &to.slots[i]
+		w := sl.word.Load()
+		if w == 0 {
+			continue
+		}
+		if _, _, _, ver := to.t.at(sl, w, to.ver); ver > fromVer {
+			give(sl.key)
+		}
+	}
+	if from.snapshot != nil && &from.slots[0] != &to.slots[0] {
+		// The table grew between the two, and dropped the deleted keys
+		// from the new array: look for the keys from holds.
+		from.All(func(k string, _ V) bool {
+			give(k)
+			return true
+		})
+	}
+	return n
+}
+
+// word is v's bits: v is a pointer or a 64-bit integer or float.
+func word[V any](v V) uint64 { return *(*uint64)(unsafe.Pointer(&v)) }

@@ -2,6 +2,9 @@ package mvcc
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -14,11 +17,11 @@ func TestLogGivesEachSnapshotItsStores(t *testing.T) {
 	tb := New[uint64](50)
 	cur := tb.Cursor()
 	defer cur.Close()
-	var made []Entry[uint64] // every Store, in order
+	var made []string // every Store's key, in order
 	store := func(i int) {
 		k := fmt.Sprint("k", i%50)
 		tb.Store(k, uint64(i+1))
-		made = append(made, Entry[uint64]{Key: k, Val: uint64(i + 1)})
+		made = append(made, k)
 	}
 	read := 0
 	for i := 0; i < 3*chunkSize; i++ {
@@ -29,9 +32,9 @@ func TestLogGivesEachSnapshotItsStores(t *testing.T) {
 		s := tb.Snapshot()
 		i++
 		store(i) // into the next version: not the snapshot's
-		cur.Read(s.Version(), func(e Entry[uint64]) {
-			if read >= len(made)-1 || e.Key != made[read].Key || e.Val != made[read].Val {
-				t.Fatalf("entry %d read is %s=%d; want %v, and no more than %d entries", read, e.Key, e.Val, made[min(read, len(made)-1)], len(made)-1)
+		cur.read(s.Version(), func(e Entry) {
+			if read >= len(made)-1 || e.Key != made[read] {
+				t.Fatalf("entry %d read is %s; want %v, and no more than %d entries", read, e.Key, made[min(read, len(made)-1)], len(made)-1)
 			}
 			read++
 		})
@@ -50,15 +53,15 @@ func TestLogRecordsInsideTheChange(t *testing.T) {
 	tb := New[uint64](4)
 	tb.Store("a", 1)
 	var cur *Cursor[uint64]
-	lastRead := func(upTo uint64) (last Entry[uint64], n int) {
-		n = cur.Read(upTo, func(e Entry[uint64]) { last = e })
+	lastRead := func(upTo uint64) (last Entry, n int) {
+		n, _ = cur.read(upTo, func(e Entry) { last = e })
 		return last, n
 	}
 	looked := 0
 	inChange = func() {
 		looked++
-		if e, n := lastRead(tb.Version()); n != 1 || e.Key != "b" || e.Val != 2 {
-			t.Errorf("inside the change in place the log gave %d entries, the last %v; want the Store of b=2", n, e)
+		if e, n := lastRead(tb.Version()); n != 1 || e.Key != "b" || e.Ver != tb.Version() {
+			t.Errorf("inside the change in place the log gave %d entries, the last %v; want the Store of b at version %d", n, e, tb.Version())
 		}
 	}
 	beforePublish = func() {
@@ -66,8 +69,8 @@ func TestLogRecordsInsideTheChange(t *testing.T) {
 		if _, n := lastRead(tb.Version()); n != 0 {
 			t.Errorf("before the next version is published the log gave %d entries up to the current one, want 0", n)
 		}
-		if e, n := lastRead(tb.Version() + 1); n != 1 || e.Key != "c" || e.Val != 3 || e.Ver != tb.Version()+1 {
-			t.Errorf("before the next version is published the log gave %d entries up to it, the last %v; want the Store of c=3 at version %d", n, e, tb.Version()+1)
+		if e, n := lastRead(tb.Version() + 1); n != 1 || e.Key != "c" || e.Ver != tb.Version()+1 {
+			t.Errorf("before the next version is published the log gave %d entries up to it, the last %v; want the Store of c at version %d", n, e, tb.Version()+1)
 		}
 	}
 	defer func() { inChange, beforePublish = nil, nil }()
@@ -87,7 +90,7 @@ func TestCursorClosedOnce(t *testing.T) {
 	cur.Close()
 	for name, f := range map[string]func(){
 		"a second Close": cur.Close,
-		"a Read":         func() { cur.Read(1, func(Entry[uint64]) {}) },
+		"a read":         func() { cur.read(1, func(Entry) {}) },
 	} {
 		func() {
 			defer func() {
@@ -110,18 +113,19 @@ func TestLogKeepsUpWithSnapshots(t *testing.T) {
 	const keys, stores = 64, 20000
 	tb := New[uint64](keys)
 	key := func(i uint64) string { return fmt.Sprint("k", i%keys) }
+	tb.log.limit = stores / chunkSize // keep every entry: this test reads them all
 	cur := tb.Cursor()
 	defer cur.Close()
-	var last uint64 // Store n stores n+1 at key n%keys
+	var last uint64 // Store n stores n+1 at key n%keys: the number of entries read
 	fails := 0
 	whileWriting(1, func(int) {
 		s := tb.Snapshot()
-		cur.Read(s.Version(), func(e Entry[uint64]) {
-			if e.Val != last+1 && fails < 5 {
+		cur.read(s.Version(), func(e Entry) {
+			if e.Key != key(last) && fails < 5 {
 				fails++
-				t.Errorf("the log gave %d after %d", e.Val, last)
+				t.Errorf("the log gave %s after %d entries, want %s", e.Key, last, key(last))
 			}
-			last = e.Val
+			last++
 		})
 		if last == 0 {
 			return
@@ -154,7 +158,7 @@ func TestNoCursorNoLog(t *testing.T) {
 	cur := tb.Cursor()
 	tb.Store("b", 2)
 	var got []string
-	cur.Read(tb.Snapshot().Version(), func(e Entry[uint64]) { got = append(got, e.Key) })
+	cur.read(tb.Snapshot().Version(), func(e Entry) { got = append(got, e.Key) })
 	cur.Close()
 	tb.Store("c", 3)
 	if fmt.Sprint(got) != "[b]" {
@@ -162,5 +166,143 @@ func TestNoCursorNoLog(t *testing.T) {
 	}
 	if n := tb.log.tail.Load().n.Load(); n != 1 {
 		t.Errorf("after the cursor closed the log holds %d entries, want 1", n)
+	}
+}
+
+// mirror is what a subscriber keeps: the table as it read it, by applying
+// the changes Cursor.Changes gave it between its snapshots.
+type mirror struct {
+	m    map[string]uint64
+	prev Snapshot[uint64]
+	cur  *Cursor[uint64]
+}
+
+// catchUp takes a snapshot, applies the changes since the last one, and
+// reports what is wrong: a key given twice, a change that is none, or a
+// mirror that differs from the snapshot.
+func (m *mirror) catchUp(tb *Table[uint64]) string {
+	s := tb.Snapshot()
+	given := map[string]bool{}
+	problem := ""
+	m.cur.Changes(m.prev, s, func(k string, v uint64, ok bool) {
+		was, had := m.m[k]
+		switch {
+		case given[k]:
+			problem = fmt.Sprintf("key %s given twice", k)
+		case ok == had && (!ok || v == was):
+			problem = fmt.Sprintf("key %s given as a change to %d, %v; it was %d, %v", k, v, ok, was, had)
+		}
+		given[k] = true
+		if ok {
+			m.m[k] = v
+		} else {
+			delete(m.m, k)
+		}
+	})
+	all := map[string]uint64{}
+	s.All(func(k string, v uint64) bool {
+		all[k] = v
+		return true
+	})
+	if problem == "" && !maps.Equal(all, m.m) {
+		problem = fmt.Sprintf("after the changes from version %d to %d the mirror holds %v; the snapshot %v", m.prev.ver, s.ver, m.m, all)
+	}
+	m.prev = s
+	return problem
+}
+
+// TestChangesAreTheNetChange runs random Stores and Deletes, from a table
+// that grows, with a subscriber that catches up at random intervals, and
+// checks that the changes it is given between two snapshots are each key
+// whose value differs, once: applied to what it had, they give the
+// snapshot. With a log of one block, a subscriber that lags finds its
+// entries dropped and is given the changes from the table instead.
+func TestChangesAreTheNetChange(t *testing.T) {
+	for _, limit := range []int{0, 4} {
+		for seed := range uint64(10) {
+			t.Run(fmt.Sprint("limit=", limit, "/seed=", seed), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, 3))
+				const keys = 60
+				tb := New[uint64](0)
+				tb.log.limit = limit
+				sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+				defer sub.cur.Close()
+				next := 0
+				for step := range 5000 {
+					k := fmt.Sprint("k", r.IntN(keys))
+					if r.IntN(4) == 0 {
+						tb.Delete(k)
+					} else {
+						tb.Store(k, uint64(r.IntN(3))) // often the same value again
+					}
+					if r.IntN(5) == 0 {
+						tb.Snapshot() // others' snapshots: the next Store makes a version
+					}
+					if step == next {
+						if p := sub.catchUp(tb); p != "" {
+							t.Fatalf("step %d: %s", step, p)
+						}
+						next += 1 + r.IntN(600)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestChangesUnderAWriter catches a subscriber up on another goroutine
+// while the writer stores and deletes, grows the table and drops blocks of
+// the log: each time, the changes applied to what it had must give the
+// snapshot.
+func TestChangesUnderAWriter(t *testing.T) {
+	const keys, stores = 200, 30000
+	tb := New[uint64](0)
+	tb.log.limit = 0
+	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	defer sub.cur.Close()
+	var failures atomic.Int32
+	whileWriting(1, func(int) {
+		if p := sub.catchUp(tb); p != "" && failures.Add(1) < 5 {
+			t.Error(p)
+		}
+	}, func() {
+		r := rand.New(rand.NewPCG(7, 7))
+		for n := range uint64(stores) {
+			k := fmt.Sprint("k", r.IntN(keys))
+			if n%5 == 0 {
+				tb.Delete(k)
+			} else {
+				tb.Store(k, n)
+			}
+		}
+	})
+	if p := sub.catchUp(tb); p != "" {
+		t.Error(p)
+	}
+}
+
+// TestCursorOpenedDuringAStore opens a cursor from inside a Store into the
+// next version, after the Store recorded its entry and before it published
+// the version, as a subscriber on another goroutine could: the changes
+// from a snapshot taken before the Store to one taken after must still
+// hold it.
+func TestCursorOpenedDuringAStore(t *testing.T) {
+	tb := New[uint64](4)
+	other := tb.Cursor() // so that Stores record entries
+	defer other.Close()
+	tb.Store("a", 1)
+	tb.Store("b", 2) // the log's block holds entries before the cursor's place
+	before := tb.Snapshot()
+	var cur *Cursor[uint64]
+	beforePublish = func() { cur = tb.Cursor() }
+	tb.Store("a", 3) // into the next version
+	beforePublish = nil
+	defer cur.Close()
+	var got []string
+	cur.Changes(before, tb.Snapshot(), func(k string, v uint64, ok bool) {
+		got = append(got, fmt.Sprint(k, "=", v))
+	})
+	if fmt.Sprint(got) != "[a=3]" {
+		t.Errorf("the changes across the Store the cursor opened in are %v, want [a=3]", got)
 	}
 }

@@ -8,10 +8,11 @@
 // or 64-bit integers), Store and Delete by one writer at a time, Load and
 // snapshots from any goroutine, growth, and iteration and the length of a
 // snapshot. It learns by itself which snapshots are still held, and drops
-// the older values that only snapshots let go of could read. What a
-// library on it would still need is listed in docs/design.md: updates
-// coalesced per key, the changes between two snapshots, batches, and the
-// key and partition indexes.
+// the older values that only snapshots let go of could read. A
+// subscriber's cursor gives it the net change of each key between two of
+// its snapshots (log.go). What a library on it would still need is listed
+// in docs/design.md: batches, the key and partition indexes, and a layout
+// small enough for target 8.
 //
 // Each slot holds its key, the newest value and the version that wrote it
 // (or deleted the key), and a list of older values that snapshots may
@@ -23,8 +24,9 @@
 // when the slot is newer. A table that grows makes a new array of the
 // newest values; snapshots taken before keep reading the old one, which
 // nobody writes again. While a Cursor is open, each Store and Delete also
-// appends to a change log (log.go), from which a subscriber reads the
-// updates up to its snapshot.
+// appends its key to a change log (log.go), from which a subscriber learns
+// which keys changed up to its snapshot; one that lags too far is given
+// the changes by comparing its snapshots slot by slot instead.
 //
 // One thing differs from watchable's protocol, and a library would have to
 // settle it: a Snapshot taken while a Store changes the current version in
@@ -68,7 +70,7 @@ type Table[V any] struct {
 	// last is the newest snapshot made, which Snapshot gives again
 	// while its version is current rather than make another.
 	last atomic.Pointer[snapshot[V]]
-	log  changeLog[V]
+	log  changeLog
 }
 
 const (
@@ -137,7 +139,9 @@ func New[V any](capacity int) *Table[V] {
 	tb := &Table[V]{ptr: ptr}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
 	tb.meta.Store(&meta[V]{born: 1, slots: make([]slot[V], slotsFor(capacity))})
-	tb.log.tail.Store(new(chunk[V]))
+	tb.log.head = new(chunk)
+	tb.log.tail.Store(tb.log.head)
+	tb.log.blocks, tb.log.limit = 1, 4
 	return tb
 }
 
@@ -198,7 +202,7 @@ func (t *Table[V]) Load(k string) (V, bool) {
 			continue
 		}
 		s, _, w := find(m.slots, k)
-		val, ok, old := t.at(s, w, v)
+		val, ok, old, _ := t.at(s, w, v)
 		// An older value read from a list is good unless the writer
 		// trimmed meanwhile: no snapshot of the Load's own holds v.
 		if !old || t.held.trims.Load() == trims {
@@ -238,10 +242,17 @@ func (t *Table[V]) set(k string, val V, del bool) {
 	}
 	logging := t.log.readers.Load() > 0
 	if logging {
-		t.log.reserve()
+		t.log.reserve(t.n)
 	}
 	st := t.state.Load()
 	ver := st >> 2
+	var next *meta[V]
+	if delta != 0 && m.born != ver {
+		// The length changes in a version that did not make m: a new
+		// meta, allocated before a change in place that a snapshot
+		// may wait for.
+		next = new(meta[V])
+	}
 	inPlace := st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging)
 	if !inPlace {
 		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
@@ -255,12 +266,15 @@ func (t *Table[V]) set(k string, val V, del bool) {
 		if m.born == ver {
 			m.size.Store(int64(t.n))
 		} else {
-			t.newMeta(m.slots, ver)
+			if next == nil { // not in place: no snapshot waits
+				next = new(meta[V])
+			}
+			t.newMeta(next, m.slots, ver)
 		}
 	}
 	t.write(s, tag, w, ver, val, del)
 	if logging {
-		t.log.append(Entry[V]{ver, k, val, del}) // before a snapshot of ver can be taken
+		t.log.append(Entry{ver, k}) // before a snapshot of ver can be taken
 	}
 	if inPlace {
 		if inChange != nil {
@@ -286,8 +300,8 @@ func (t *Table[V]) set(k string, val V, del bool) {
 // grows lets go of the old one at once, unless snapshots hold it. Either
 // way it cuts the one before that: a reader that finds no meta old enough
 // reads the version again.
-func (t *Table[V]) newMeta(slots []slot[V], ver uint64) *meta[V] {
-	m := &meta[V]{born: ver, slots: slots}
+func (t *Table[V]) newMeta(m *meta[V], slots []slot[V], ver uint64) *meta[V] {
+	m.born, m.slots = ver, slots
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
 	if &old.slots[0] == &slots[0] {
@@ -318,7 +332,7 @@ func (t *Table[V]) grow() *meta[V] {
 	}
 	t.used = t.n
 	t.dirty, t.kept = nil, 0
-	return t.newMeta(slots, t.state.Load()>>2)
+	return t.newMeta(new(meta[V]), slots, t.state.Load()>>2)
 }
 
 // write stores val into slot s, whose word was w, as version ver, or
@@ -370,35 +384,36 @@ func (s *slot[V]) index(slots []slot[V]) int {
 }
 
 // at returns the value at version at of the key in sl, whose word find saw
-// as w, and whether it came from the list of older values.
-func (t *Table[V]) at(sl *slot[V], w, at uint64) (val V, ok, older bool) {
+// as w; whether it came from the list of older values; and the version
+// that wrote it, or deleted the key (0 if the key came later).
+func (t *Table[V]) at(sl *slot[V], w, at uint64) (val V, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
 		if ver > at {
 			// Newer than version at; the older values were kept
 			// before the version was set.
 			for r := sl.older.Load(); r != nil; r = r.older.Load() {
-				if r.ver&verMask <= at {
+				if rv := r.ver & verMask; rv <= at {
 					if r.ver&gone != 0 {
-						return val, false, true
+						return val, false, true, rv
 					}
-					return r.val, true, true
+					return r.val, true, true, rv
 				}
 			}
-			return val, false, true // the key came later
+			return val, false, true, 0 // the key came later
 		}
 		if w&deleted != 0 {
-			return val, false, false
+			return val, false, false, ver
 		}
 		v := t.load(&sl.val)
 		w2 := sl.word.Load()
 		if w2 == w {
-			return v, true, false
+			return v, true, false, ver
 		}
 		// The writer moved the slot on meanwhile: read it again.
 		w = w2
 	}
-	return val, false, false
+	return val, false, false, 0
 }
 
 func (t *Table[V]) load(p *V) V {
@@ -593,7 +608,7 @@ func (s Snapshot[V]) Len() int { return s.size }
 // Get returns k's value at the snapshot's version. It never waits.
 func (s Snapshot[V]) Get(k string) (V, bool) {
 	sl, _, w := find(s.slots, k)
-	v, ok, _ := s.t.at(sl, w, s.ver)
+	v, ok, _, _ := s.t.at(sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
 	return v, ok
 }
@@ -607,7 +622,7 @@ func (s Snapshot[V]) All(yield func(string, V) bool) {
 		if w == 0 {
 			continue
 		}
-		if v, ok, _ := s.t.at(sl, w, s.ver); ok && !yield(sl.key, v) {
+		if v, ok, _, _ := s.t.at(sl, w, s.ver); ok && !yield(sl.key, v) {
 			break
 		}
 	}
