@@ -93,8 +93,8 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 }
 
 // SubscribeIdle opens a cursor and never reads it: the table records every
-// Store for it, and drops what it lags behind by more than two passes
-// over the keys.
+// Store for it, and drops what it lags behind by more than Stores to a
+// quarter of the keys.
 func (m *model[V]) SubscribeIdle(ctx context.Context) {
 	signal := make(chan struct{}, 1)
 	m.mu.Lock()

@@ -30,20 +30,22 @@ type chunk struct {
 // changeLog is where subscribers learn which keys changed, the part of a
 // library built on the table that the trie gets by comparing two
 // versions. The writer keeps its blocks from head to tail, at most enough
-// for two passes over the keys: a cursor that lags further finds its
-// block dropped, and learns the changes from the table instead
-// (Cursor.Changes).
+// for Stores to a quarter of the keys (and a few blocks more): a cursor
+// that lags further finds its block dropped, and learns the changes by
+// comparing its snapshots slot by slot (Cursor.Changes), which costs it
+// no more than a few reads per Store it lagged by. At a million keys the
+// log holds up to 6 MB.
 type changeLog struct {
 	tail    atomic.Pointer[chunk]
 	readers atomic.Int64 // open cursors; the writer records nothing while there are none
 	head    *chunk       // the oldest block kept; writer only
 	blocks  int          // blocks from head to tail; writer only
-	limit   int          // blocks to keep beyond the tail and those two passes (tests lower it)
+	limit   int          // blocks to keep beyond the tail and that quarter (tests lower it)
 }
 
 // reserve makes room for one more entry: when the tail block is full, it
-// links a fresh one, and drops the oldest blocks beyond what keys keys
-// need. Store calls it before the change it makes, so that a snapshot
+// links a fresh one, and drops the oldest blocks beyond what a table of
+// keys keys keeps. Store calls it before the change it makes, so that a snapshot
 // waiting for the change does not wait for an allocation too. Writer only.
 func (l *changeLog) reserve(keys int) {
 	c := l.tail.Load()
@@ -54,7 +56,7 @@ func (l *changeLog) reserve(keys int) {
 	c.next.Store(next)
 	l.tail.Store(next)
 	l.blocks++
-	for l.blocks > 1+l.limit+2*keys/chunkSize {
+	for l.blocks > 1+l.limit+keys/4/chunkSize {
 		h := l.head
 		l.head = h.next.Load()
 		h.dropped.Store(true) // before the link is cut: see Cursor.read
@@ -80,7 +82,8 @@ type Cursor[V any] struct {
 	// since is the version after which every Store and Delete has its
 	// entry after the cursor's place.
 	since uint64
-	seen  map[string]struct{} // Changes' keys, cleared after each call
+	run   run                 // Changes' keys of one version
+	lost  map[string]struct{} // Changes' keys deleted before growth
 }
 
 // Cursor opens a cursor at the end of the change log, and from then on
@@ -90,7 +93,7 @@ type Cursor[V any] struct {
 // under the writer's lock.)
 func (t *Table[V]) Cursor() *Cursor[V] {
 	t.log.readers.Add(1)
-	c := &Cursor[V]{t: t, seen: map[string]struct{}{}}
+	c := &Cursor[V]{t: t}
 	c.moveToTail()
 	return c
 }
@@ -162,7 +165,9 @@ func (c *Cursor[V]) read(upTo uint64, fn func(Entry)) (int, bool) {
 // value at from, with its value at to (ok false: the key is not there).
 // from is the snapshot the subscriber read before, or an empty Snapshot
 // for its first; to is a later one. It reads the log from where the last
-// call stopped; when the writer has dropped entries the cursor did not
+// call stopped, and gives a key at the entry that wrote the value to
+// holds, so that a key stored many times is looked at once, with no set of
+// the keys seen. When the writer has dropped entries the cursor did not
 // read, or the cursor's entries begin after from, it compares the two
 // snapshots slot by slot instead, in O(slots). It returns the number of
 // keys it gave.
@@ -171,14 +176,8 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 	if from.snapshot != nil {
 		fromVer = from.ver
 	}
-	defer clear(c.seen)
 	n := 0
-	give := func(k string) {
-		if _, dup := c.seen[k]; dup {
-			return
-		}
-		c.seen[k] = struct{}{}
-		v, ok := to.Get(k)
+	give := func(k string, v V, ok bool) {
 		var was V
 		var had bool
 		if from.snapshot != nil {
@@ -189,36 +188,123 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 			n++
 		}
 	}
+	c.run.reset(0)
+	clear(c.lost)
+	// Entries of every version from fromVer+1 up to lastVer, not
+	// counting lastVer, have been read.
+	lastVer := fromVer + 1
 	if fromVer >= c.since {
-		if _, whole := c.read(to.ver, func(e Entry) {
-			if e.Ver > fromVer {
-				give(e.Key)
+		_, whole := c.read(to.ver, func(e Entry) {
+			if e.Ver <= fromVer {
+				return
 			}
-		}); whole {
+			lastVer = e.Ver
+			v, ok, ver := to.lookup(e.Key)
+			switch {
+			case ver == 0:
+				// Not in to's array: deleted before the table grew,
+				// which dropped the deleted, and not stored again by
+				// to. Given once, whatever its entries.
+				if c.lost == nil {
+					c.lost = map[string]struct{}{}
+				}
+				if _, dup := c.lost[e.Key]; !dup {
+					c.lost[e.Key] = struct{}{}
+					give(e.Key, v, ok)
+				}
+			case ver == e.Ver && c.run.add(e.Ver, e.Key):
+				// The entry that wrote what to holds, the first time:
+				// a key stored twice in one version in place has two.
+				give(e.Key, v, ok)
+			}
+		})
+		if len(c.lost) > 1024 {
+			c.lost = nil
+		}
+		if whole {
 			return n
 		}
 		c.moveToTail()
 	}
-	// The log does not reach back to from: compare the snapshots.
+	// The log does not reach back to from, or not all the way to to:
+	// compare the snapshots for what it did not give.
 	for i := range to.slots {
 		sl := &to.slots[i]
 		w := sl.word.Load()
 		if w == 0 {
 			continue
 		}
-		if _, _, _, ver := to.t.at(sl, w, to.ver); ver > fromVer {
-			give(sl.key)
+		v, ok, _, ver := to.t.at(sl, w, to.ver)
+		if ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, sl.key) {
+			continue // unchanged, or given from the log
 		}
+		give(sl.key, v, ok)
 	}
 	if from.snapshot != nil && &from.slots[0] != &to.slots[0] {
 		// The table grew between the two, and dropped the deleted keys
-		// from the new array: look for the keys from holds.
+		// from the new array: look for from's keys that to's lacks.
 		from.All(func(k string, _ V) bool {
-			give(k)
+			if v, ok, ver := to.lookup(k); ver == 0 {
+				if _, given := c.lost[k]; !given {
+					give(k, v, ok)
+				}
+			}
 			return true
 		})
 	}
 	return n
+}
+
+// run is the keys given at one version, so that a key stored more than
+// once in one version in place is given once. Most versions hold one
+// Store; a long run, from Stores no snapshot came between, goes into a
+// set.
+type run struct {
+	ver  uint64
+	keys []string
+	set  map[string]struct{}
+}
+
+func (r *run) reset(ver uint64) {
+	r.ver, r.keys = ver, r.keys[:0]
+	if len(r.set) > 1024 {
+		r.set = nil
+	}
+	clear(r.set)
+}
+
+// add adds k to the run of version ver, beginning it if it is another
+// version's, and reports whether k was not in it.
+func (r *run) add(ver uint64, k string) bool {
+	if ver != r.ver {
+		r.reset(ver)
+	}
+	if r.has(ver, k) {
+		return false
+	}
+	if len(r.keys) < 16 {
+		r.keys = append(r.keys, k)
+		return true
+	}
+	if r.set == nil {
+		r.set = map[string]struct{}{}
+	}
+	r.set[k] = struct{}{}
+	return true
+}
+
+// has reports whether k is in the run of version ver.
+func (r *run) has(ver uint64, k string) bool {
+	if ver != r.ver {
+		return false
+	}
+	for _, x := range r.keys {
+		if x == k {
+			return true
+		}
+	}
+	_, ok := r.set[k]
+	return ok
 }
 
 // word is v's bits: v is a pointer or a 64-bit integer or float.

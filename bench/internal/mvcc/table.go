@@ -613,6 +613,16 @@ func (s Snapshot[V]) Get(k string) (V, bool) {
 	return v, ok
 }
 
+// lookup returns k's value at the snapshot's version, and the version that
+// wrote it or deleted k (0 if k is not in the snapshot's array, or came
+// later).
+func (s Snapshot[V]) lookup(k string) (V, bool, uint64) {
+	sl, _, w := find(s.slots, k)
+	v, ok, _, ver := s.t.at(sl, w, s.ver)
+	runtime.KeepAlive(s.snapshot)
+	return v, ok, ver
+}
+
 // All calls yield with each key and value at the snapshot's version, in
 // the order of the slots, until yield returns false.
 func (s Snapshot[V]) All(yield func(string, V) bool) {
