@@ -228,19 +228,18 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 	}
 	// The log does not reach back to from, or not all the way to to:
 	// compare the snapshots for what it did not give.
-	for i := range to.slots {
-		sl := &to.slots[i]
+	for i := range to.arr.slots {
+		sl := &to.arr.slots[i]
 		w := sl.word.Load()
 		if w == 0 {
 			continue
 		}
-		v, ok, _, ver := to.t.at(sl, w, to.ver)
-		if ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, sl.key) {
-			continue // unchanged, or given from the log
+		v, ok, _, ver := to.t.at(to.arr, sl, w, to.ver)
+		if k := sl.key(w); !(ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, k)) {
+			give(k, v, ok) // not unchanged, nor given from the log
 		}
-		give(sl.key, v, ok)
 	}
-	if from.snapshot != nil && &from.slots[0] != &to.slots[0] {
+	if from.snapshot != nil && from.arr != to.arr {
 		// The table grew between the two, and dropped the deleted keys
 		// from the new array: look for from's keys that to's lacks.
 		from.All(func(k string, _ V) bool {

@@ -11,15 +11,16 @@
 // the older values that only snapshots let go of could read. A
 // subscriber's cursor gives it the net change of each key between two of
 // its snapshots (log.go). What a library on it would still need is listed
-// in docs/design.md: batches, the key and partition indexes, and a layout
-// small enough for target 8.
+// in docs/design.md: batches, and the key and partition indexes.
 //
-// Each slot holds its key, the newest value and the version that wrote it
-// (or deleted the key), and a list of older values that snapshots may
-// still read. A Store overwrites the slot in place while no snapshot can
-// read the value there, as watchable's Live map changes nodes in place,
-// and otherwise keeps the old value in a record of its own (one small
-// allocation). A snapshot is a version number and the slot array of that
+// Each slot is three words: where its key's bytes are, the newest value,
+// and a word with the version that wrote it (or deleted the key), the
+// key's length and some bits of its hash. Older values that snapshots may
+// still read are kept beside the slots, in lists by slot (history.go). A
+// Store overwrites the slot in place while no snapshot can read the value
+// there, as watchable's Live map changes nodes in place, and otherwise
+// keeps the old value in a record of its own (one small allocation). Keys
+// are at most 65,535 bytes long. A snapshot is a version number and the slot array of that
 // version, taken in O(1); Get at a version reads the slot, and the list
 // when the slot is newer. A table that grows makes a new array of the
 // newest values; snapshots taken before keep reading the old one, which
@@ -62,9 +63,8 @@ type Table[V any] struct {
 	ptr  bool // V is a pointer (else a 64-bit word)
 
 	// The writer's own.
-	n, used int      // live keys; slots taken, by keys or the deleted
-	dirty   []uint32 // slots of the current array that keep older values
-	kept    int      // older values kept since the last trim
+	n, used int // live keys; slots taken, by keys or the deleted
+	kept    int // older values kept since the last trim
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
@@ -86,36 +86,39 @@ const (
 // that version is open; a change to either in any other version makes a
 // new meta.
 type meta[V any] struct {
-	born  uint64
-	slots []slot[V]
-	size  atomic.Int64
-	prev  atomic.Pointer[meta[V]] // cut when the next meta is made
+	born uint64
+	arr  *array[V]
+	size atomic.Int64
+	prev atomic.Pointer[meta[V]] // cut when the next meta is made
 }
 
 type slot[V any] struct {
-	// word is the key's tag | deleted | the version that wrote val;
-	// 0 while the slot is empty. The tag (hash bits) spares most probes
-	// a comparison of keys, whose bytes lie elsewhere.
-	word  atomic.Uint64
-	key   string // written before word first becomes non-zero, never again
-	val   V      // one word, read and written atomically (see load, store)
-	older atomic.Pointer[record[V]]
+	// word is the key's tag | its length | deleted | the version that
+	// wrote val; 0 while the slot is empty. The tag (hash bits) and the
+	// length spare most probes a comparison of keys, whose bytes lie
+	// elsewhere.
+	word atomic.Uint64
+	// kp is the key's bytes, written before word first becomes
+	// non-zero, never again; its length is in word. A slot keeps no
+	// string header of 16 bytes.
+	kp  unsafe.Pointer
+	val V // one word, read and written atomically (see load, store)
 }
 
 const (
-	verBits = 40
-	verMask = 1<<verBits - 1
-	deleted = 1 << verBits // in a slot's word: the key is gone at that version
-	tagMask = ^uint64(verMask | deleted)
-	gone    = 1 << 63 // in a record's ver: the key was absent
+	verBits   = 40
+	verMask   = 1<<verBits - 1
+	deleted   = 1 << verBits // in a slot's word: the key is gone at that version
+	lenShift  = verBits + 1
+	maxKeyLen = 1<<16 - 1
+	tagShift  = lenShift + 16
+	identMask = 1<<64 - 1<<lenShift // the tag and the length
+	gone      = 1 << 63             // in a record's ver: the key was absent
 )
 
-// record is a value a slot held before, for the snapshots older than the
-// slot's version.
-type record[V any] struct {
-	ver   uint64 // | gone
-	val   V
-	older atomic.Pointer[record[V]] // cut by the writer while readers walk it
+// key is the slot's key; w is its word, not 0.
+func (s *slot[V]) key(w uint64) string {
+	return unsafe.String((*byte)(s.kp), int(w>>lenShift&maxKeyLen))
 }
 
 var seed = maphash.MakeSeed()
@@ -138,7 +141,7 @@ func New[V any](capacity int) *Table[V] {
 	}
 	tb := &Table[V]{ptr: ptr}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
-	tb.meta.Store(&meta[V]{born: 1, slots: make([]slot[V], slotsFor(capacity))})
+	tb.meta.Store(&meta[V]{born: 1, arr: newArray[V](slotsFor(capacity))})
 	tb.log.head = new(chunk)
 	tb.log.tail.Store(tb.log.head)
 	tb.log.blocks, tb.log.limit = 1, 4
@@ -165,8 +168,13 @@ func (t *Table[V]) Len() int { return t.n }
 // was empty. A slot find saw empty may hold another key by the time the
 // caller looks again; one that held k holds it for good.
 func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
+	if len(k) > maxKeyLen {
+		panic("mvcc: a key longer than 65,535 bytes") // a library would keep such keys boxed
+	}
 	h := maphash.String(seed, k)
-	tag := h << (verBits + 1) // the low bits: the slot's index comes from the high ones
+	// The tag is the hash's low bits: the slot's index comes from the
+	// high ones.
+	tag := h<<tagShift | uint64(len(k))<<lenShift
 	i, _ := bits.Mul64(h, uint64(len(slots)))
 	for ; ; i++ {
 		if i == uint64(len(slots)) {
@@ -174,7 +182,7 @@ func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
 		}
 		s := &slots[i]
 		w := s.word.Load()
-		if w == 0 || w&tagMask == tag && s.key == k {
+		if w == 0 || w&identMask == tag && unsafe.String((*byte)(s.kp), len(k)) == k {
 			return s, tag, w
 		}
 	}
@@ -201,8 +209,8 @@ func (t *Table[V]) Load(k string) (V, bool) {
 		if m == nil {
 			continue
 		}
-		s, _, w := find(m.slots, k)
-		val, ok, old, _ := t.at(s, w, v)
+		s, _, w := find(m.arr.slots, k)
+		val, ok, old, _ := t.at(m.arr, s, w, v)
 		// An older value read from a list is good unless the writer
 		// trimmed meanwhile: no snapshot of the Load's own holds v.
 		if !old || t.held.trims.Load() == trims {
@@ -216,7 +224,7 @@ func (t *Table[V]) Store(k string, val V) { t.set(k, val, false) }
 
 // Delete removes k, and reports whether it was there. Writer only.
 func (t *Table[V]) Delete(k string) bool {
-	_, _, w := find(t.meta.Load().slots, k)
+	_, _, w := find(t.meta.Load().arr.slots, k)
 	if w == 0 || w&deleted != 0 {
 		return false
 	}
@@ -228,10 +236,10 @@ func (t *Table[V]) Delete(k string) bool {
 // set stores val at k, or deletes k. Writer only.
 func (t *Table[V]) set(k string, val V, del bool) {
 	m := t.meta.Load()
-	s, tag, w := find(m.slots, k)
-	if w == 0 && t.used+1 > len(m.slots)*maxLoad/8 {
+	s, tag, w := find(m.arr.slots, k)
+	if w == 0 && t.used+1 > len(m.arr.slots)*maxLoad/8 {
 		m = t.grow()
-		s, tag, w = find(m.slots, k)
+		s, tag, w = find(m.arr.slots, k)
 	}
 	delta := 0
 	switch {
@@ -258,7 +266,7 @@ func (t *Table[V]) set(k string, val V, del bool) {
 		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
 	}
 	if w == 0 {
-		s.key = k // nobody reads it before the slot's word is set
+		s.kp = unsafe.Pointer(unsafe.StringData(k)) // nobody reads it before the slot's word is set
 		t.used++
 	}
 	if delta != 0 {
@@ -269,10 +277,10 @@ func (t *Table[V]) set(k string, val V, del bool) {
 			if next == nil { // not in place: no snapshot waits
 				next = new(meta[V])
 			}
-			t.newMeta(next, m.slots, ver)
+			t.newMeta(next, m.arr, ver)
 		}
 	}
-	t.write(s, tag, w, ver, val, del)
+	t.write(m.arr, s, tag, w, ver, val, del)
 	if logging {
 		t.log.append(Entry{ver, k}) // before a snapshot of ver can be taken
 	}
@@ -300,11 +308,11 @@ func (t *Table[V]) set(k string, val V, del bool) {
 // grows lets go of the old one at once, unless snapshots hold it. Either
 // way it cuts the one before that: a reader that finds no meta old enough
 // reads the version again.
-func (t *Table[V]) newMeta(m *meta[V], slots []slot[V], ver uint64) *meta[V] {
-	m.born, m.slots = ver, slots
+func (t *Table[V]) newMeta(m *meta[V], arr *array[V], ver uint64) *meta[V] {
+	m.born, m.arr = ver, arr
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
-	if &old.slots[0] == &slots[0] {
+	if old.arr == arr {
 		m.prev.Store(old)
 	}
 	old.prev.Store(nil)
@@ -317,22 +325,23 @@ func (t *Table[V]) newMeta(m *meta[V], slots []slot[V], ver uint64) *meta[V] {
 // holds no older values: a snapshot older than the current version reads
 // the old array, which nobody writes again. Writer only.
 func (t *Table[V]) grow() *meta[V] {
-	old := t.meta.Load().slots
-	slots := make([]slot[V], slotsFor(2*t.n+1))
+	old := t.meta.Load().arr.slots
+	arr := newArray[V](slotsFor(2*t.n + 1))
+	slots := arr.slots
 	for i := range old {
 		o := &old[i]
 		w := o.word.Load()
 		if w == 0 || w&deleted != 0 {
 			continue
 		}
-		s, _, _ := find(slots, o.key)
-		s.key = o.key
+		s, _, _ := find(slots, o.key(w))
+		s.kp = o.kp
 		s.val = t.load(&o.val)
 		s.word.Store(w)
 	}
 	t.used = t.n
-	t.dirty, t.kept = nil, 0
-	return t.newMeta(new(meta[V]), slots, t.state.Load()>>2)
+	t.kept = 0
+	return t.newMeta(new(meta[V]), arr, t.state.Load()>>2)
 }
 
 // write stores val into slot s, whose word was w, as version ver, or
@@ -346,7 +355,7 @@ func (t *Table[V]) grow() *meta[V] {
 //
 // The old value is kept first, when s was written in an older version,
 // which a snapshot may hold.
-func (t *Table[V]) write(s *slot[V], tag, w, ver uint64, val V, del bool) {
+func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del bool) {
 	nw := tag | ver
 	if del {
 		nw |= deleted
@@ -361,12 +370,7 @@ func (t *Table[V]) write(s *slot[V], tag, w, ver uint64, val V, del bool) {
 		if w&deleted != 0 {
 			r.ver |= gone
 		}
-		first := s.older.Load() == nil
-		r.older.Store(s.older.Load())
-		s.older.Store(r)
-		if first {
-			t.dirty = append(t.dirty, uint32(s.index(t.meta.Load().slots)))
-		}
+		a.keep(s.index(a.slots), r)
 		t.kept++
 	}
 	if w&deleted != 0 {
@@ -386,13 +390,13 @@ func (s *slot[V]) index(slots []slot[V]) int {
 // at returns the value at version at of the key in sl, whose word find saw
 // as w; whether it came from the list of older values; and the version
 // that wrote it, or deleted the key (0 if the key came later).
-func (t *Table[V]) at(sl *slot[V], w, at uint64) (val V, ok, older bool, ver uint64) {
+func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
 		if ver > at {
 			// Newer than version at; the older values were kept
 			// before the version was set.
-			for r := sl.older.Load(); r != nil; r = r.older.Load() {
+			for r := a.list(sl.index(a.slots)); r != nil; r = r.older.Load() {
 				if rv := r.ver & verMask; rv <= at {
 					if r.ver&gone != 0 {
 						return val, false, true, rv
@@ -435,16 +439,7 @@ func (t *Table[V]) store(p *V, v V) {
 
 // History is the number of older values kept for snapshots. Writer only;
 // O(N).
-func (t *Table[V]) History() int {
-	n := 0
-	slots := t.meta.Load().slots
-	for i := range slots {
-		for r := slots[i].older.Load(); r != nil; r = r.older.Load() {
-			n++
-		}
-	}
-	return n
-}
+func (t *Table[V]) History() int { return t.meta.Load().arr.count() }
 
 // heldSnapshots is what the table knows of the snapshots still held: a
 // mark for each version a snapshot was made of, which the collector sets
@@ -519,12 +514,15 @@ func (t *Table[V]) trim() {
 		i, _ := slices.BinarySearch(vers, from)
 		return i < len(vers) && vers[i] < to
 	}
-	slots := t.meta.Load().slots
-	dirty := t.dirty[:0]
-	for _, i := range t.dirty {
-		s := &slots[i]
-		newer := s.word.Load() & verMask
-		link := &s.older
+	a := t.meta.Load().arr
+	hist := a.older.Load()
+	for j := range hist.e {
+		e := &hist.e[j]
+		if e.head.Load() == nil {
+			continue
+		}
+		newer := a.slots[e.slot.Load()-1].word.Load() & verMask
+		link := &e.head
 		for r := link.Load(); r != nil; r = r.older.Load() {
 			rv := r.ver & verMask
 			if readBy(rv, newer) {
@@ -536,11 +534,7 @@ func (t *Table[V]) trim() {
 			// read by the versions it was read by.
 			link.Store(r.older.Load())
 		}
-		if s.older.Load() != nil {
-			dirty = append(dirty, i)
-		}
 	}
-	t.dirty = dirty
 	t.kept = 0
 }
 
@@ -573,7 +567,7 @@ func (t *Table[V]) Snapshot() Snapshot[V] {
 		if m == nil {
 			continue
 		}
-		s := &snapshot[V]{t: t, ver: v, slots: m.slots, size: int(m.size.Load())}
+		s := &snapshot[V]{t: t, ver: v, arr: m.arr, size: int(m.size.Load())}
 		mk := &mark{ver: v}
 		runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
 		t.held.add(mk)
@@ -593,10 +587,10 @@ func (t *Table[V]) Snapshot() Snapshot[V] {
 type Snapshot[V any] struct{ *snapshot[V] }
 
 type snapshot[V any] struct {
-	t     *Table[V]
-	ver   uint64
-	slots []slot[V]
-	size  int
+	t    *Table[V]
+	ver  uint64
+	arr  *array[V]
+	size int
 }
 
 // Version is the snapshot's version.
@@ -607,8 +601,8 @@ func (s Snapshot[V]) Len() int { return s.size }
 
 // Get returns k's value at the snapshot's version. It never waits.
 func (s Snapshot[V]) Get(k string) (V, bool) {
-	sl, _, w := find(s.slots, k)
-	v, ok, _, _ := s.t.at(sl, w, s.ver)
+	sl, _, w := find(s.arr.slots, k)
+	v, ok, _, _ := s.t.at(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
 	return v, ok
 }
@@ -617,8 +611,8 @@ func (s Snapshot[V]) Get(k string) (V, bool) {
 // wrote it or deleted k (0 if k is not in the snapshot's array, or came
 // later).
 func (s Snapshot[V]) lookup(k string) (V, bool, uint64) {
-	sl, _, w := find(s.slots, k)
-	v, ok, _, ver := s.t.at(sl, w, s.ver)
+	sl, _, w := find(s.arr.slots, k)
+	v, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
 	return v, ok, ver
 }
@@ -626,13 +620,13 @@ func (s Snapshot[V]) lookup(k string) (V, bool, uint64) {
 // All calls yield with each key and value at the snapshot's version, in
 // the order of the slots, until yield returns false.
 func (s Snapshot[V]) All(yield func(string, V) bool) {
-	for i := range s.slots {
-		sl := &s.slots[i]
+	for i := range s.arr.slots {
+		sl := &s.arr.slots[i]
 		w := sl.word.Load()
 		if w == 0 {
 			continue
 		}
-		if v, ok, _, _ := s.t.at(sl, w, s.ver); ok && !yield(sl.key, v) {
+		if v, ok, _, _ := s.t.at(s.arr, sl, w, s.ver); ok && !yield(sl.key(w), v) {
 			break
 		}
 	}

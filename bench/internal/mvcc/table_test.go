@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -374,5 +375,32 @@ func TestWindowUnderAWriter(t *testing.T) {
 	})
 	if tb.Len() != window {
 		t.Errorf("Len = %d after the writer, want %d", tb.Len(), window)
+	}
+}
+
+// TestKeyLengths stores the empty key and the longest a slot's word can
+// say, and checks that a longer one is refused with a panic that says so
+// and changes nothing.
+func TestKeyLengths(t *testing.T) {
+	tb := New[uint64](0)
+	long := strings.Repeat("k", maxKeyLen)
+	tb.Store("", 1)
+	tb.Store(long, 2)
+	tb.Store(long[1:], 3)
+	for k, want := range map[string]uint64{"": 1, long: 2, long[1:]: 3} {
+		if v, ok := tb.Load(k); v != want || !ok {
+			t.Errorf("Load of a key of %d bytes = %d, %v; want %d, true", len(k), v, ok, want)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "longer than") {
+				t.Errorf("a key of %d bytes: recovered %v, want a panic about its length", maxKeyLen+1, r)
+			}
+		}()
+		tb.Store(long+"k", 4)
+	}()
+	if tb.Len() != 3 {
+		t.Errorf("Len = %d after the refused key, want 3", tb.Len())
 	}
 }

@@ -1,0 +1,131 @@
+package mvcc
+
+import "sync/atomic"
+
+// array is a slot array and the older values of its slots. The older
+// values live beside the slots rather than in them, so that a slot is
+// three words: few slots have any, and only while snapshots may read them.
+type array[V any] struct {
+	slots []slot[V]
+	older atomic.Pointer[history[V]]
+}
+
+func newArray[V any](n int) *array[V] {
+	a := &array[V]{slots: make([]slot[V], n)}
+	a.older.Store(newHistory[V](16))
+	return a
+}
+
+// history maps a slot's index to its list of older values, newest first:
+// an open-addressed table that only the writer changes, and readers read
+// without locks. An entry once given to a slot stays that slot's; the
+// writer makes a new table, of the entries that still hold a list, when
+// too many are taken.
+type history[V any] struct {
+	e    []entry[V] // a power of two of them
+	used int        // entries given to a slot; writer only
+}
+
+type entry[V any] struct {
+	slot atomic.Uint32 // the slot's index + 1; 0 while free
+	head atomic.Pointer[record[V]]
+}
+
+func newHistory[V any](n int) *history[V] {
+	return &history[V]{e: make([]entry[V], n)}
+}
+
+// record is a value a slot held before, for the snapshots older than the
+// slot's version.
+type record[V any] struct {
+	ver   uint64 // | gone
+	val   V
+	older atomic.Pointer[record[V]] // cut by the writer while readers walk it
+}
+
+// spot returns the first entry to look at for slot i.
+func (h *history[V]) spot(i int) uint32 {
+	return uint32(i) * 0x9E3779B1 & uint32(len(h.e)-1)
+}
+
+// list returns the newest older value of slot i, or nil. A reader calls it
+// after it read the slot's word: the writer adds a value to the list
+// before it changes the word, and to the newest table.
+func (a *array[V]) list(i int) *record[V] {
+	h := a.older.Load()
+	for j := h.spot(i); ; j = (j + 1) & uint32(len(h.e)-1) {
+		switch h.e[j].slot.Load() {
+		case uint32(i) + 1:
+			return h.e[j].head.Load()
+		case 0:
+			return nil
+		}
+	}
+}
+
+// keep puts r at the head of slot i's list. Writer only.
+func (a *array[V]) keep(i int, r *record[V]) {
+	h := a.older.Load()
+	if (h.used+1)*4 > len(h.e)*3 {
+		h = a.rebuild(h)
+	}
+	for j := h.spot(i); ; j = (j + 1) & uint32(len(h.e)-1) {
+		e := &h.e[j]
+		switch e.slot.Load() {
+		case uint32(i) + 1:
+		case 0:
+			e.slot.Store(uint32(i) + 1)
+			h.used++
+		default:
+			continue
+		}
+		r.older.Store(e.head.Load())
+		e.head.Store(r)
+		return
+	}
+}
+
+// rebuild publishes a table of the entries of h that hold a list, with
+// room for as many again. A reader on h reads the lists as they were, and
+// the writer changes only the new one: that is safe for the reader,
+// whose values were kept before it read its slot. Writer only.
+func (a *array[V]) rebuild(h *history[V]) *history[V] {
+	live := 0
+	for j := range h.e {
+		if h.e[j].head.Load() != nil {
+			live++
+		}
+	}
+	n := 16
+	for n*3 < (live+1)*2*4 {
+		n *= 2
+	}
+	nh := newHistory[V](n)
+	for j := range h.e {
+		e := &h.e[j]
+		if r := e.head.Load(); r != nil {
+			i := int(e.slot.Load() - 1)
+			k := nh.spot(i)
+			for nh.e[k].slot.Load() != 0 {
+				k = (k + 1) & uint32(n-1)
+			}
+			nh.e[k].slot.Store(uint32(i) + 1)
+			nh.e[k].head.Store(r)
+			nh.used++
+		}
+	}
+	a.older.Store(nh)
+	return nh
+}
+
+// count is the number of older values kept. Writer only.
+func (a *array[V]) count() int {
+	n := 0
+	h := a.older.Load()
+	for j := range h.e {
+		for r := h.e[j].head.Load(); r != nil; r = r.older.Load() {
+			n++
+		}
+	}
+	return n
+}
