@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/switchyard-go/switchyard/bench/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -20,9 +21,11 @@ const (
 // is made in place; in the scenario with /held=State a State of the map is
 // taken before each batch (outside the timer), as a reader would, and the
 // batch copies what it changes. The floor and the peer have no States:
-// their two scenarios are the same.
+// their two scenarios are the same. With -model, the model runs too, its
+// batch written into the next version as one, and with /held=State a
+// snapshot taken before each batch.
 func BenchmarkBatch(b *testing.B) {
-	forLibs(b, withFloor, func(b *testing.B, lib string) {
+	forLibs(b, withModel(withFloor), func(b *testing.B, lib string) {
 		name := fmt.Sprintf("val=%s/N=%d/k=%d", ints.name, batchMap, batchSize)
 		b.Run(name, func(b *testing.B) { benchBatch(b, lib, false) })
 		b.Run(name+"/held=State", func(b *testing.B) { benchBatch(b, lib, true) })
@@ -46,6 +49,9 @@ func benchBatch(b *testing.B, lib string, held bool) {
 		if o, ok := m.(*ours[int]); ok && held {
 			sinkState = o.m.State()
 		}
+		if o, ok := m.(*model[int]); ok && held {
+			sinkSnapshot = o.t.Snapshot()
+		}
 		b.StartTimer()
 		switch m := m.(type) {
 		case *ours[int]:
@@ -56,6 +62,8 @@ func benchBatch(b *testing.B, lib string, held bool) {
 			})
 		case *floor[int]:
 			m.StoreBatch(bk, bv)
+		case *model[int]:
+			m.StoreBatch(bk, bv)
 		default:
 			for j, k := range bk {
 				m.Store(k, bv[j])
@@ -64,7 +72,12 @@ func benchBatch(b *testing.B, lib string, held bool) {
 	}
 	b.StopTimer()
 	sinkState = watchable.State[string, int]{}
+	sinkSnapshot = mvcc.Snapshot[int]{}
 }
 
-// sinkState holds the State a benchmark took, as a reader would.
-var sinkState watchable.State[string, int]
+// sinkState and sinkSnapshot hold the State or snapshot a benchmark took,
+// as a reader would.
+var (
+	sinkState    watchable.State[string, int]
+	sinkSnapshot mvcc.Snapshot[int]
+)

@@ -64,7 +64,7 @@ func forEachLib(b *testing.B, fn func(b *testing.B, lib string)) {
 var withFloor = append(append([]string(nil), libNames...), floorName)
 
 var modelFlag = flag.Bool("model", false,
-	"also run the multi-version table modelled in internal/mvcc (lib=mvcc) in the Store, latency, Load, Range, idle-subscriber and memory scenarios")
+	"also run the multi-version table modelled in internal/mvcc (lib=mvcc) in the Store, Batch, latency, Load, Range, idle-subscriber and memory scenarios")
 
 // withModel returns names, and the model after them when -model asks.
 func withModel(names []string) []string {

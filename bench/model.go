@@ -11,7 +11,7 @@ import (
 
 // modelName is the lib= of the multi-version table modelled in
 // internal/mvcc: not a library, and not in the report, but run by the
-// Store, latency, Load, Range, idle-subscriber and memory scenarios when -model asks (see
+// Store, Batch, latency, Load, Range, idle-subscriber and memory scenarios when -model asks (see
 // withModel), so that docs/design.md can set it beside the trie on the
 // same inputs.
 const modelName = "mvcc"
@@ -45,6 +45,21 @@ func (m *model[V]) Store(k string, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.t.Store(k, v)
+	for _, s := range m.subs {
+		tell(s)
+	}
+}
+
+// StoreBatch deep-copies the values and stores them in one batch of the
+// table, which readers see whole, and tells the subscribers once.
+func (m *model[V]) StoreBatch(keys []string, values []V) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.t.Batch(func(b mvcc.Batch[V]) {
+		for i, k := range keys {
+			b.Store(k, watchable.DeepCopy(values[i]))
+		}
+	})
 	for _, s := range m.subs {
 		tell(s)
 	}

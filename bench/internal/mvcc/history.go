@@ -1,6 +1,9 @@
 package mvcc
 
-import "sync/atomic"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 // array is a slot array and the older values of its slots. The older
 // values live beside the slots rather than in them, so that a slot is
@@ -22,8 +25,9 @@ func newArray[V any](n int) *array[V] {
 // writer makes a new table, of the entries that still hold a list, when
 // too many are taken.
 type history[V any] struct {
-	e    []entry[V] // a power of two of them
-	used int        // entries given to a slot; writer only
+	e     []entry[V] // a power of two of them
+	shift uint8      // 32 - log2(len(e))
+	used  int        // entries given to a slot; writer only
 }
 
 type entry[V any] struct {
@@ -32,7 +36,7 @@ type entry[V any] struct {
 }
 
 func newHistory[V any](n int) *history[V] {
-	return &history[V]{e: make([]entry[V], n)}
+	return &history[V]{e: make([]entry[V], n), shift: uint8(32 - bits.TrailingZeros(uint(n)))}
 }
 
 // record is a value a slot held before, for the snapshots older than the
@@ -43,9 +47,10 @@ type record[V any] struct {
 	older atomic.Pointer[record[V]] // cut by the writer while readers walk it
 }
 
-// spot returns the first entry to look at for slot i.
+// spot returns the first entry to look at for slot i: the high bits of
+// i times 2^32 divided by the golden ratio, which spread neighbours apart.
 func (h *history[V]) spot(i int) uint32 {
-	return uint32(i) * 0x9E3779B1 & uint32(len(h.e)-1)
+	return uint32(i) * 0x9E3779B1 >> h.shift
 }
 
 // list returns the newest older value of slot i, or nil. A reader calls it
@@ -116,6 +121,18 @@ func (a *array[V]) rebuild(h *history[V]) *history[V] {
 	}
 	a.older.Store(nh)
 	return nh
+}
+
+// clear empties h in place, for a reader that reads again when the writer
+// trims. Writer only.
+func (h *history[V]) clear() {
+	for j := range h.e {
+		if h.e[j].slot.Load() != 0 {
+			h.e[j].head.Store(nil)
+			h.e[j].slot.Store(0)
+		}
+	}
+	h.used = 0
 }
 
 // count is the number of older values kept. Writer only.

@@ -63,8 +63,11 @@ type Table[V any] struct {
 	ptr  bool // V is a pointer (else a 64-bit word)
 
 	// The writer's own.
-	n, used int // live keys; slots taken, by keys or the deleted
-	kept    int // older values kept since the last trim
+	n, used int         // live keys; slots taken, by keys or the deleted
+	kept    int         // older values kept since the last trim
+	trimAt  int         // kept at which the writer trims
+	slab    []record[V] // a Batch's records, allocated together
+	batch   uint64      // the version a Batch writes, not yet published; 0 outside one
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
@@ -139,7 +142,7 @@ func New[V any](capacity int) *Table[V] {
 	if !ptr && !word {
 		panic("mvcc: V must be a pointer, or an 8-byte integer or float aligned to 8, not " + t.String())
 	}
-	tb := &Table[V]{ptr: ptr}
+	tb := &Table[V]{ptr: ptr, trimAt: 1024}
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
 	tb.meta.Store(&meta[V]{born: 1, arr: newArray[V](slotsFor(capacity))})
 	tb.log.head = new(chunk)
@@ -261,8 +264,13 @@ func (t *Table[V]) set(k string, val V, del bool) {
 		// may wait for.
 		next = new(meta[V])
 	}
-	inPlace := st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging)
-	if !inPlace {
+	inPlace := false
+	switch {
+	case t.batch != 0:
+		ver = t.batch // unpublished until the batch ends
+	case st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging):
+		inPlace = true
+	default:
 		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
 	}
 	if w == 0 {
@@ -284,23 +292,62 @@ func (t *Table[V]) set(k string, val V, del bool) {
 	if logging {
 		t.log.append(Entry{ver, k}) // before a snapshot of ver can be taken
 	}
-	if inPlace {
+	switch {
+	case t.batch != 0:
+	case inPlace:
 		if inChange != nil {
 			inChange()
 		}
 		if !t.state.CompareAndSwap(st|statusChanging, st) {
 			t.state.Store(st | statusFrozen) // a snapshot waits for it
 		}
-	} else {
+	default:
 		if beforePublish != nil {
 			beforePublish()
 		}
 		t.state.Store(ver << 2)
 	}
-	if t.kept > max(1024, t.n/4) {
+	if t.batch == 0 && t.kept > t.trimAt {
 		t.trim()
 	}
 }
+
+// Batch calls fn, and makes the Stores and Deletes it makes through b
+// visible at once: they all write the next version, which is published
+// when fn returns (or panics: a model's batch is not undone). Writer only;
+// b must not be used after fn returns.
+func (t *Table[V]) Batch(fn func(b Batch[V])) {
+	for {
+		// Freeze the current version, as a snapshot would, so that
+		// nothing is written in place.
+		st := t.state.Load()
+		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st|statusFrozen) {
+			t.batch = st>>2 + 1
+			break
+		}
+	}
+	defer func() {
+		v := t.batch
+		t.batch = 0
+		if beforePublish != nil {
+			beforePublish()
+		}
+		t.state.Store(v << 2)
+		if t.kept > t.trimAt {
+			t.trim()
+		}
+	}()
+	fn(Batch[V]{t})
+}
+
+// Batch is a batch of Stores and Deletes under way (Table.Batch).
+type Batch[V any] struct{ t *Table[V] }
+
+// Store sets k to val in the batch.
+func (b Batch[V]) Store(k string, val V) { b.t.set(k, val, false) }
+
+// Delete removes k in the batch, and reports whether it was there.
+func (b Batch[V]) Delete(k string) bool { return b.t.Delete(k) }
 
 // newMeta publishes the meta of slots from version ver on, with the
 // writer's count of keys. The one before it stays its prev, for a reader
@@ -312,7 +359,12 @@ func (t *Table[V]) newMeta(m *meta[V], arr *array[V], ver uint64) *meta[V] {
 	m.born, m.arr = ver, arr
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
-	if old.arr == arr {
+	if old.born == ver && old.prev.Load() != nil {
+		old = old.prev.Load() // old was a batch's, not yet published: m replaces it
+	}
+	if old.arr == arr || ver > t.state.Load()>>2 {
+		// Readers of the published version need old while ver is
+		// unpublished.
 		m.prev.Store(old)
 	}
 	old.prev.Store(nil)
@@ -341,7 +393,11 @@ func (t *Table[V]) grow() *meta[V] {
 	}
 	t.used = t.n
 	t.kept = 0
-	return t.newMeta(new(meta[V]), arr, t.state.Load()>>2)
+	born := t.state.Load() >> 2
+	if t.batch != 0 {
+		born = t.batch // the array holds the batch's Stores so far
+	}
+	return t.newMeta(new(meta[V]), arr, born)
 }
 
 // write stores val into slot s, whose word was w, as version ver, or
@@ -366,7 +422,8 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 		return
 	}
 	if w&verMask < ver {
-		r := &record[V]{ver: w & verMask, val: t.load(&s.val)}
+		r := t.record()
+		r.ver, r.val = w&verMask, t.load(&s.val)
 		if w&deleted != 0 {
 			r.ver |= gone
 		}
@@ -380,6 +437,20 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 	}
 	s.word.Store(nw)
 	t.store(&s.val, val)
+}
+
+// record returns a new record: in a Batch, from a block of records
+// allocated together, which its trims free together; otherwise alone.
+func (t *Table[V]) record() *record[V] {
+	if t.batch == 0 {
+		return new(record[V])
+	}
+	if len(t.slab) == 0 {
+		t.slab = make([]record[V], 256)
+	}
+	r := &t.slab[0]
+	t.slab = t.slab[1:]
+	return r
 }
 
 // index is s's place in slots.
@@ -508,14 +579,23 @@ func (t *Table[V]) trim() {
 	if s := t.last.Load(); s != nil && s.ver < cur {
 		t.last.CompareAndSwap(s, nil) // nobody takes it again: let the collector end it
 	}
+	a := t.meta.Load().arr
+	if len(vers) == 1 {
+		// No snapshot is held: the current version reads no older
+		// value, and a Load of an older one reads again (trims). Drop
+		// them all at once, keeping the table's room for the next.
+		a.older.Load().clear()
+		t.kept, t.trimAt = 0, max(1024, t.n/4)
+		return
+	}
 
 	// readBy reports whether a held version lies in [from, to).
 	readBy := func(from, to uint64) bool {
 		i, _ := slices.BinarySearch(vers, from)
 		return i < len(vers) && vers[i] < to
 	}
-	a := t.meta.Load().arr
 	hist := a.older.Load()
+	left := 0
 	for j := range hist.e {
 		e := &hist.e[j]
 		if e.head.Load() == nil {
@@ -527,6 +607,7 @@ func (t *Table[V]) trim() {
 			rv := r.ver & verMask
 			if readBy(rv, newer) {
 				link, newer = &r.older, rv
+				left++
 				continue
 			}
 			// Unlink r. A reader on r goes on through r.older; no
@@ -535,7 +616,10 @@ func (t *Table[V]) trim() {
 			link.Store(r.older.Load())
 		}
 	}
-	t.kept = 0
+	// The next trim comes after as many new older values as this one
+	// left, or a quarter of the keys, so that each value kept is walked
+	// over by a few trims at most, however long snapshots are held.
+	t.kept, t.trimAt = 0, max(1024, t.n/4, left)
 }
 
 // Snapshot freezes the current version and returns it, in O(1): its Get

@@ -42,7 +42,32 @@ func TestModelAgreesWithAMap(t *testing.T) {
 			m := map[string]uint64{}
 			var snaps []held
 			for step := range 2000 {
-				switch op := r.IntN(20); {
+				switch op := r.IntN(21); {
+				case op == 20:
+					// A batch: none of it is seen before it ends.
+					before := maps.Clone(m)
+					tb.Batch(func(b Batch[uint64]) {
+						for range 1 + r.IntN(8) {
+							k := fmt.Sprint("k", r.IntN(keys))
+							if r.IntN(3) == 0 {
+								_, want := m[k]
+								if got := b.Delete(k); got != want {
+									t.Fatalf("step %d: Delete(%q) in a batch = %v, want %v", step, k, got, want)
+								}
+								delete(m, k)
+							} else {
+								b.Store(k, uint64(step+1))
+								m[k] = uint64(step + 1)
+							}
+							got, ok := tb.Load(k)
+							if want, wantOK := before[k]; got != want || ok != wantOK {
+								t.Fatalf("step %d: Load(%q) inside a batch = %d, %v; want %d, %v from before it", step, k, got, ok, want, wantOK)
+							}
+							if tb.Snapshot().Len() != len(before) {
+								t.Fatalf("step %d: a snapshot inside a batch has Len %d, want %d", step, tb.Snapshot().Len(), len(before))
+							}
+						}
+					})
 				case op < 10:
 					k := fmt.Sprint("k", r.IntN(keys))
 					v := uint64(step + 1)
@@ -402,5 +427,90 @@ func TestKeyLengths(t *testing.T) {
 	}()
 	if tb.Len() != 3 {
 		t.Errorf("Len = %d after the refused key, want 3", tb.Len())
+	}
+}
+
+// TestBatchesAreWhole takes snapshots on other goroutines while the writer
+// makes batches, each of which sets twenty keys to its number, inserts a
+// key named for it and deletes the last batch's, so that the table also
+// grows now and then: a snapshot must hold one batch whole, never parts
+// of two.
+func TestBatchesAreWhole(t *testing.T) {
+	const keys, batches = 20, 3000
+	tb := New[uint64](0)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	var failures atomic.Int32
+	whileWriting(2, func(int) {
+		s := tb.Snapshot()
+		first, _ := s.Get(key(0))
+		extra := 0
+		s.All(func(k string, v uint64) bool {
+			if strings.HasPrefix(k, "x") {
+				extra++
+				if k != fmt.Sprint("x", first) && failures.Add(1) < 5 {
+					t.Errorf("snapshot %d holds %s beside k0=%d", s.Version(), k, first)
+				}
+			} else if v != first && failures.Add(1) < 5 {
+				t.Errorf("snapshot %d holds %s=%d beside k0=%d", s.Version(), k, v, first)
+			}
+			return true
+		})
+		if first > 0 && (extra != 1 || s.Len() != keys+1) && failures.Add(1) < 5 {
+			t.Errorf("snapshot %d after batch %d holds %d batch keys and Len %d", s.Version(), first, extra, s.Len())
+		}
+	}, func() {
+		for n := uint64(1); n <= batches; n++ {
+			tb.Batch(func(b Batch[uint64]) {
+				for i := range keys {
+					b.Store(key(i), n)
+				}
+				b.Store(fmt.Sprint("x", n), n)
+				b.Delete(fmt.Sprint("x", n-1))
+			})
+		}
+	})
+}
+
+// TestBatchAcrossGrowth grows the table inside a batch, after the batch
+// has stored over every key: until the batch ends, Load and a snapshot
+// must read the keys as they were before it, and no key it inserted.
+func TestBatchAcrossGrowth(t *testing.T) {
+	tb := New[uint64](0)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	for i := range 10 {
+		tb.Store(key(i), 1)
+	}
+	grew := false
+	tb.Batch(func(b Batch[uint64]) {
+		for i := range 10 {
+			b.Store(key(i), 2)
+		}
+		arr := tb.meta.Load().arr
+		for i := 10; i < 100; i++ {
+			b.Store(key(i), 2)
+		}
+		grew = tb.meta.Load().arr != arr
+		s := tb.Snapshot()
+		for i := range 100 {
+			want, wantOK := uint64(1), i < 10
+			if !wantOK {
+				want = 0
+			}
+			if v, ok := tb.Load(key(i)); v != want || ok != wantOK {
+				t.Fatalf("Load(%s) inside the batch = %d, %v; want %d, %v", key(i), v, ok, want, wantOK)
+			}
+			if v, ok := s.Get(key(i)); v != want || ok != wantOK {
+				t.Fatalf("a snapshot inside the batch reads %s = %d, %v; want %d, %v", key(i), v, ok, want, wantOK)
+			}
+		}
+		if s.Len() != 10 {
+			t.Fatalf("a snapshot inside the batch has Len %d, want 10", s.Len())
+		}
+	})
+	if !grew {
+		t.Fatal("the table did not grow inside the batch")
+	}
+	if v, _ := tb.Load(key(99)); v != 2 || tb.Len() != 100 {
+		t.Errorf("after the batch Load(k99) = %d and Len = %d, want 2 and 100", v, tb.Len())
 	}
 }
