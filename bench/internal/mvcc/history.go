@@ -68,12 +68,18 @@ func (a *array[V]) list(i int) *record[V] {
 	}
 }
 
+// room makes sure the next keep finds room without rebuilding the table.
+// Writer only.
+func (a *array[V]) room() {
+	if h := a.older.Load(); (h.used+1)*4 > len(h.e)*3 {
+		a.rebuild(h)
+	}
+}
+
 // keep puts r at the head of slot i's list. Writer only.
 func (a *array[V]) keep(i int, r *record[V]) {
+	a.room()
 	h := a.older.Load()
-	if (h.used+1)*4 > len(h.e)*3 {
-		h = a.rebuild(h)
-	}
 	for j := h.spot(i); ; j = (j + 1) & uint32(len(h.e)-1) {
 		e := &h.e[j]
 		switch e.slot.Load() {

@@ -37,10 +37,11 @@ type chunk struct {
 // log holds up to 6 MB.
 type changeLog struct {
 	tail    atomic.Pointer[chunk]
-	readers atomic.Int64 // open cursors; the writer records nothing while there are none
-	head    *chunk       // the oldest block kept; writer only
-	blocks  int          // blocks from head to tail; writer only
-	limit   int          // blocks to keep beyond the tail and that quarter (tests lower it)
+	readers atomic.Int64  // open cursors; the writer records nothing while there are none
+	last    atomic.Uint64 // the version of the newest entry
+	head    *chunk        // the oldest block kept; writer only
+	blocks  int           // blocks from head to tail; writer only
+	limit   int           // blocks to keep beyond the tail and that quarter (tests lower it)
 }
 
 // reserve makes room for one more entry: when the tail block is full, it
@@ -71,6 +72,7 @@ func (l *changeLog) append(e Entry) {
 	i := c.n.Load()
 	c.e[i] = e
 	c.n.Store(i + 1)
+	l.last.Store(e.Ver)
 }
 
 // Cursor reads the change log of a table for one subscriber, and gives it
@@ -94,28 +96,31 @@ type Cursor[V any] struct {
 func (t *Table[V]) Cursor() *Cursor[V] {
 	t.log.readers.Add(1)
 	c := &Cursor[V]{t: t}
-	c.moveToTail()
+	c.moveToTail(t.state.Load() >> 2)
 	return c
 }
 
-// moveToTail puts the cursor at the end of the log. Every Store that
-// appends after that place is of a later version than one already
-// published then, or of the one after: so every Store of a version after
-// that one is after the place.
-func (c *Cursor[V]) moveToTail() {
-	c.c = c.t.log.tail.Load()
+// moveToTail puts the cursor at the end of the log, stepped back over
+// the entries of versions after upTo, so that every Store of a version
+// after upTo has its entry after the place (since = upTo). Entries come in
+// the order of their versions, and one of a version not yet published may
+// already be there; when the step back reaches the beginning of a block,
+// the log's last version says whether the blocks before hold any such.
+func (c *Cursor[V]) moveToTail(upTo uint64) {
+	l := &c.t.log
+	c.c = l.tail.Load()
 	c.i = c.c.n.Load()
 	v := c.t.state.Load() >> 2
-	// A Store into version v+1 may have recorded its entry before the
-	// place, and not yet published v+1: step back over such entries,
-	// which come last. Entries of v itself before the place belong to
-	// the version the place is after.
-	for c.i > 0 && c.c.e[c.i-1].Ver > v {
+	upTo = min(upTo, v)
+	for c.i > 0 && c.c.e[c.i-1].Ver > upTo {
 		c.i--
 	}
-	c.since = v
-	if c.i == 0 {
-		c.since = v + 1 // the entry before may be in the block before
+	c.since = upTo
+	if c.i == 0 && l.last.Load() > upTo {
+		// The block before may end with entries after upTo: the
+		// place covers only versions no Store had begun, after
+		// the next one.
+		c.since = v + 1
 	}
 }
 
@@ -165,13 +170,16 @@ func (c *Cursor[V]) read(upTo uint64, fn func(Entry)) (int, bool) {
 // value at from, with its value at to (ok false: the key is not there).
 // from is the snapshot the subscriber read before, or an empty Snapshot
 // for its first; to is a later one. It reads the log from where the last
-// call stopped, and gives a key at the entry that wrote the value to
-// holds, so that a key stored many times is looked at once, with no set of
+// call stopped, and reports a key at the entry that wrote the value to
+// holds, so that a key stored many times is reported once, with no set of
 // the keys seen. When the writer has dropped entries the cursor did not
 // read, or the cursor's entries begin after from, it compares the two
 // snapshots slot by slot instead, in O(slots). It returns the number of
 // keys it gave.
 func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool)) int {
+	if c.t == nil {
+		panic("mvcc: Changes of a closed Cursor")
+	}
 	var fromVer uint64
 	if from.snapshot != nil {
 		fromVer = from.ver
@@ -189,42 +197,47 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 		}
 	}
 	c.run.reset(0)
+	if len(c.lost) > 1024 {
+		c.lost = nil
+	}
 	clear(c.lost)
 	// Entries of every version from fromVer+1 up to lastVer, not
 	// counting lastVer, have been read.
 	lastVer := fromVer + 1
-	if fromVer >= c.since {
-		_, whole := c.read(to.ver, func(e Entry) {
-			if e.Ver <= fromVer {
-				return
+	logged := fromVer >= c.since // the entries after the place reach back to from
+	_, whole := c.read(to.ver, func(e Entry) {
+		if !logged || e.Ver <= fromVer {
+			return
+		}
+		lastVer = e.Ver
+		v, ok, ver := to.lookup(e.Key)
+		switch {
+		case ver == 0:
+			// Not in to's array: deleted before the table grew,
+			// which dropped the deleted, and not stored again by
+			// to. Given once, whatever its entries.
+			if c.lost == nil {
+				c.lost = map[string]struct{}{}
 			}
-			lastVer = e.Ver
-			v, ok, ver := to.lookup(e.Key)
-			switch {
-			case ver == 0:
-				// Not in to's array: deleted before the table grew,
-				// which dropped the deleted, and not stored again by
-				// to. Given once, whatever its entries.
-				if c.lost == nil {
-					c.lost = map[string]struct{}{}
-				}
-				if _, dup := c.lost[e.Key]; !dup {
-					c.lost[e.Key] = struct{}{}
-					give(e.Key, v, ok)
-				}
-			case ver == e.Ver && c.run.add(e.Ver, e.Key):
-				// The entry that wrote what to holds, the first time:
-				// a key stored twice in one version in place has two.
+			if _, dup := c.lost[e.Key]; !dup {
+				c.lost[e.Key] = struct{}{}
 				give(e.Key, v, ok)
 			}
-		})
-		if len(c.lost) > 1024 {
-			c.lost = nil
+		case ver == e.Ver && c.run.add(e.Ver, e.Key):
+			// The entry that wrote what to holds, the first time:
+			// a key stored twice in one version in place has two.
+			give(e.Key, v, ok)
 		}
-		if whole {
+	})
+	if whole {
+		// The place is after every entry up to to: the next call,
+		// from to, reads the log.
+		c.since = max(c.since, to.ver)
+		if logged {
 			return n
 		}
-		c.moveToTail()
+	} else {
+		c.moveToTail(to.ver)
 	}
 	// The log does not reach back to from, or not all the way to to:
 	// compare the snapshots for what it did not give.

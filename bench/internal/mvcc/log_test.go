@@ -219,34 +219,92 @@ func (m *mirror) catchUp(tb *Table[uint64]) string {
 // entries dropped and is given the changes from the table instead.
 func TestChangesAreTheNetChange(t *testing.T) {
 	for _, limit := range []int{0, 4} {
-		for seed := range uint64(10) {
-			t.Run(fmt.Sprint("limit=", limit, "/seed=", seed), func(t *testing.T) {
-				r := rand.New(rand.NewPCG(seed, 3))
-				const keys = 60
-				tb := New[uint64](0)
-				tb.log.limit = limit
-				sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
-				defer sub.cur.Close()
-				next := 0
-				for step := range 5000 {
-					k := fmt.Sprint("k", r.IntN(keys))
-					if r.IntN(4) == 0 {
-						tb.Delete(k)
+		for _, slide := range []bool{false, true} {
+			for seed := range uint64(10) {
+				t.Run(fmt.Sprint("limit=", limit, "/slide=", slide, "/seed=", seed), func(t *testing.T) {
+					netChanges(t, seed, limit, slide)
+				})
+			}
+		}
+	}
+}
+
+// netChanges is one run of TestChangesAreTheNetChange: random Stores,
+// Deletes and batches over 60 keys, which with slide move on by one every
+// three steps, so that the table keeps growing and dropping the deleted.
+func netChanges(t *testing.T, seed uint64, limit int, slide bool) {
+	r := rand.New(rand.NewPCG(seed, 3))
+	const keys = 60
+	tb := New[uint64](0)
+	tb.log.limit = limit
+	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	defer sub.cur.Close()
+	key := func(step int) string {
+		if slide {
+			return fmt.Sprint("k", step/3+r.IntN(keys))
+		}
+		return fmt.Sprint("k", r.IntN(keys))
+	}
+	next := 0
+	for step := range 5000 {
+		k := key(step)
+		switch op := r.IntN(20); {
+		case op < 5:
+			tb.Delete(k)
+		case op == 5:
+			tb.Batch(func(b Batch[uint64]) {
+				for range 1 + r.IntN(6) {
+					if r.IntN(3) == 0 {
+						b.Delete(key(step))
 					} else {
-						tb.Store(k, uint64(r.IntN(3))) // often the same value again
-					}
-					if r.IntN(5) == 0 {
-						tb.Snapshot() // others' snapshots: the next Store makes a version
-					}
-					if step == next {
-						if p := sub.catchUp(tb); p != "" {
-							t.Fatalf("step %d: %s", step, p)
-						}
-						next += 1 + r.IntN(600)
+						b.Store(key(step), uint64(r.IntN(3)))
 					}
 				}
 			})
+		default:
+			tb.Store(k, uint64(r.IntN(3))) // often the same value again
 		}
+		if r.IntN(5) == 0 {
+			tb.Snapshot() // others' snapshots: the next Store makes a version
+		}
+		if step == next {
+			if p := sub.catchUp(tb); p != "" {
+				t.Fatalf("step %d: %s", step, p)
+			}
+			next += 1 + r.IntN(600)
+		}
+	}
+}
+
+// TestChangesAfterManyDeletesAndGrowth deletes more than a thousand keys,
+// grows the table (which drops them from its new array) and stores on
+// until the cursor's block of the log is dropped: the subscriber, reading
+// the deletes from the log and then comparing its snapshots, must be told
+// of each key once.
+func TestChangesAfterManyDeletesAndGrowth(t *testing.T) {
+	tb := New[uint64](0)
+	tb.log.limit = 0
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	for i := range 2000 {
+		tb.Store(key(i), 1)
+	}
+	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	defer sub.cur.Close()
+	if p := sub.catchUp(tb); p != "" {
+		t.Fatal(p)
+	}
+	arr := tb.meta.Load().arr
+	for i := range 1500 {
+		tb.Delete(key(i))
+	}
+	for i := 2000; tb.meta.Load().arr == arr; i++ {
+		tb.Store(key(i), 2)
+	}
+	for i := range 3 * chunkSize {
+		tb.Store(key(1500+i%500), 3)
+	}
+	if p := sub.catchUp(tb); p != "" {
+		t.Fatal(p)
 	}
 }
 

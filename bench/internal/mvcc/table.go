@@ -10,8 +10,9 @@
 // snapshot. It learns by itself which snapshots are still held, and drops
 // the older values that only snapshots let go of could read. A
 // subscriber's cursor gives it the net change of each key between two of
-// its snapshots (log.go). What a library on it would still need is listed
-// in docs/design.md: batches, and the key and partition indexes.
+// its snapshots (log.go). A Batch is seen whole. What a library on it
+// would still need is listed in docs/design.md, the key and partition
+// indexes first.
 //
 // Each slot is three words: where its key's bytes are, the newest value,
 // and a word with the version that wrote it (or deleted the key), the
@@ -31,8 +32,8 @@
 //
 // One thing differs from watchable's protocol, and a library would have to
 // settle it: a Snapshot taken while a Store changes the current version in
-// place waits until that Store is done (a few atomic stores, unless the
-// writer is descheduled). watchable's Freeze makes the change itself
+// place waits until that Store is done (a few stores, for what the change
+// needs is allocated before it begins, unless the writer is descheduled). watchable's Freeze makes the change itself
 // instead and never waits; that is safe there because the writer never
 // writes a frozen version's nodes again, but here the next Store writes the
 // same slot, and a late repeat of the earlier change would undo it. Load
@@ -191,8 +192,9 @@ func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
 	}
 }
 
-// metaAt returns the meta of version v, or nil if the writer has made two
-// new ones since the caller read v (it should read the version again).
+// metaAt returns the meta of version v, or nil if the writer has since
+// cut the link to it (after a growth, or a second change of length): the
+// caller should read the version again.
 func (t *Table[V]) metaAt(v uint64) *meta[V] {
 	m := t.meta.Load()
 	for m != nil && m.born > v {
@@ -257,12 +259,18 @@ func (t *Table[V]) set(k string, val V, del bool) {
 	}
 	st := t.state.Load()
 	ver := st >> 2
+	// What a change in place needs is allocated before it begins, for
+	// a snapshot may wait for the change: a new meta if the length
+	// changes in a version that did not make m, a record if the slot
+	// was written in an older version, and room for it in the history.
 	var next *meta[V]
 	if delta != 0 && m.born != ver {
-		// The length changes in a version that did not make m: a new
-		// meta, allocated before a change in place that a snapshot
-		// may wait for.
 		next = new(meta[V])
+	}
+	var kept *record[V]
+	if w != 0 && w&verMask < ver && t.batch == 0 {
+		kept = new(record[V])
+		m.arr.room()
 	}
 	inPlace := false
 	switch {
@@ -288,7 +296,7 @@ func (t *Table[V]) set(k string, val V, del bool) {
 			t.newMeta(next, m.arr, ver)
 		}
 	}
-	t.write(m.arr, s, tag, w, ver, val, del)
+	t.write(m.arr, s, tag, w, ver, val, del, kept)
 	if logging {
 		t.log.append(Entry{ver, k}) // before a snapshot of ver can be taken
 	}
@@ -328,11 +336,16 @@ func (t *Table[V]) Batch(fn func(b Batch[V])) {
 	}
 	defer func() {
 		v := t.batch
-		t.batch = 0
+		t.batch, t.slab = 0, nil // a block kept would keep its values
 		if beforePublish != nil {
 			beforePublish()
 		}
 		t.state.Store(v << 2)
+		if m := t.meta.Load(); m.prev.Load() != nil && m.prev.Load().arr != m.arr {
+			// The batch grew the table: once it is published, let go
+			// of the old array as growth does (a Load reads again).
+			m.prev.Store(nil)
+		}
 		if t.kept > t.trimAt {
 			t.trim()
 		}
@@ -360,7 +373,7 @@ func (t *Table[V]) newMeta(m *meta[V], arr *array[V], ver uint64) *meta[V] {
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
 	if old.born == ver && old.prev.Load() != nil {
-		old = old.prev.Load() // old was a batch's, not yet published: m replaces it
+		old = old.prev.Load() // old was made in the same version (a batch's, unpublished, or a growth's): m replaces it
 	}
 	if old.arr == arr || ver > t.state.Load()>>2 {
 		// Readers of the published version need old while ver is
@@ -409,9 +422,9 @@ func (t *Table[V]) grow() *meta[V] {
 //   - otherwise, the word, then the value, so that a reader that read the
 //     word before sees it changed if it read the new value.
 //
-// The old value is kept first, when s was written in an older version,
-// which a snapshot may hold.
-func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del bool) {
+// The old value is kept first, in r if it is not nil, when s was written
+// in an older version, which a snapshot may hold.
+func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del bool, r *record[V]) {
 	nw := tag | ver
 	if del {
 		nw |= deleted
@@ -422,7 +435,9 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 		return
 	}
 	if w&verMask < ver {
-		r := t.record()
+		if r == nil {
+			r = t.record()
+		}
 		r.ver, r.val = w&verMask, t.load(&s.val)
 		if w&deleted != 0 {
 			r.ver |= gone
@@ -440,7 +455,8 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 }
 
 // record returns a new record: in a Batch, from a block of records
-// allocated together, which its trims free together; otherwise alone.
+// allocated together, dropped when the batch ends (the collector frees a
+// block once none of its records is reachable); otherwise alone.
 func (t *Table[V]) record() *record[V] {
 	if t.batch == 0 {
 		return new(record[V])

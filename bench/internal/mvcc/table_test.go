@@ -236,9 +236,15 @@ func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 		// an older value than the Load did, nor the Load read
 		// another key's.
 		j := int(after % keys)
+		done := stored.Load() // Stores finished before the Load
 		x, ok := tb.Load(key(j))
 		if ok && int((x-1)%keys) != j && failures.Add(1) < 5 {
 			t.Errorf("Load(%s) = %d, a value stored at another key", key(j), x)
+		}
+		if done > uint64(j) {
+			if least := uint64(j) + keys*((done-1-uint64(j))/keys) + 1; x < least && failures.Add(1) < 5 {
+				t.Errorf("Load(%s) = %d after Store %d of it had finished", key(j), x, least)
+			}
 		}
 		if y, _ := tb.Snapshot().Get(key(j)); ok && y < x && failures.Add(1) < 5 {
 			t.Errorf("Load(%s) read %d, then a snapshot taken after it read %d", key(j), x, y)
