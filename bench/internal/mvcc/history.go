@@ -7,7 +7,8 @@ import (
 
 // array is a slot array and the older values of its slots. The older
 // values live beside the slots rather than in them, so that a slot is
-// three words: few slots have any, and only while snapshots may read them.
+// three words: few slots have any, and only until the writer's next trim
+// after the snapshots that read them are gone.
 type array[V any] struct {
 	slots []slot[V]
 	older atomic.Pointer[history[V]]

@@ -90,13 +90,17 @@ type Cursor[V any] struct {
 
 // Cursor opens a cursor at the end of the change log, and from then on
 // every Store and Delete is recorded until it is closed. Take it before
-// the first snapshot it follows. (A Store already under way when the
-// cursor opens may go unrecorded; a library would open its first cursor
-// under the writer's lock.)
+// the first snapshot it follows. A Store or a Batch already under way when
+// the cursor opens may go unrecorded, and it writes at most the version
+// after the current one: the cursor's first changes beyond that are
+// therefore found by comparing snapshots, and its log is read from the
+// version after.
 func (t *Table[V]) Cursor() *Cursor[V] {
 	t.log.readers.Add(1)
 	c := &Cursor[V]{t: t}
-	c.moveToTail(t.state.Load() >> 2)
+	v := t.state.Load() >> 2
+	c.moveToTail(v)
+	c.since = max(c.since, v+1)
 	return c
 }
 

@@ -180,8 +180,10 @@ type mirror struct {
 // catchUp takes a snapshot, applies the changes since the last one, and
 // reports what is wrong: a key given twice, a change that is none, or a
 // mirror that differs from the snapshot.
-func (m *mirror) catchUp(tb *Table[uint64]) string {
-	s := tb.Snapshot()
+func (m *mirror) catchUp(tb *Table[uint64]) string { return m.catchUpTo(tb.Snapshot()) }
+
+// catchUpTo is catchUp to the snapshot s.
+func (m *mirror) catchUpTo(s Snapshot[uint64]) string {
 	given := map[string]bool{}
 	problem := ""
 	m.cur.Changes(m.prev, s, func(k string, v uint64, ok bool) {
@@ -303,8 +305,15 @@ func TestChangesAfterManyDeletesAndGrowth(t *testing.T) {
 	for i := range 3 * chunkSize {
 		tb.Store(key(1500+i%500), 3)
 	}
-	if p := sub.catchUp(tb); p != "" {
+	s := tb.Snapshot()
+	tb.Store(key(1999), 4) // after the snapshot it catches up to
+	if p := sub.catchUpTo(s); p != "" {
 		t.Fatal(p)
+	}
+	// It compared its snapshots: its next call reads the log from the
+	// snapshot's version, not the one current when it compared.
+	if sub.cur.since != sub.prev.ver {
+		t.Errorf("after comparing its snapshots the cursor's log begins after version %d, want %d", sub.cur.since, sub.prev.ver)
 	}
 }
 

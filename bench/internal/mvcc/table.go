@@ -7,8 +7,9 @@
 // It is a whole map: string keys, values of one machine word (pointers,
 // or 64-bit integers), Store and Delete by one writer at a time, Load and
 // snapshots from any goroutine, growth, and iteration and the length of a
-// snapshot. It learns by itself which snapshots are still held, and drops
-// the older values that only snapshots let go of could read. A
+// snapshot. It learns by itself which snapshots are still held, and at
+// its next trim (at least once a pass over the keys while it stores)
+// drops the older values that only snapshots let go of could read. A
 // subscriber's cursor gives it the net change of each key between two of
 // its snapshots (log.go). A Batch is seen whole. What a library on it
 // would still need is listed in docs/design.md, the key and partition
@@ -18,9 +19,11 @@
 // and a word with the version that wrote it (or deleted the key), the
 // key's length and some bits of its hash. Older values that snapshots may
 // still read are kept beside the slots, in lists by slot (history.go). A
-// Store overwrites the slot in place while no snapshot can read the value
-// there, as watchable's Live map changes nodes in place, and otherwise
-// keeps the old value in a record of its own (one small allocation). Keys
+// Store overwrites the slot in place while no snapshot holds the current
+// version, as watchable's Live map changes nodes in place, and otherwise
+// writes into the next version; either way, when the slot was written in
+// an older version, it first keeps the old value in a record of its own
+// (one small allocation; a Batch's come from blocks). Keys
 // are at most 65,535 bytes long. A snapshot is a version number and the slot array of that
 // version, taken in O(1); Get at a version reads the slot, and the list
 // when the slot is newer. A table that grows makes a new array of the
@@ -66,6 +69,7 @@ type Table[V any] struct {
 	// The writer's own.
 	n, used int         // live keys; slots taken, by keys or the deleted
 	kept    int         // older values kept since the last trim
+	stores  int         // Stores since the last trim
 	trimAt  int         // kept at which the writer trims
 	slab    []record[V] // a Batch's records, allocated together
 	batch   uint64      // the version a Batch writes, not yet published; 0 outside one
@@ -87,8 +91,8 @@ const (
 
 // meta is a slot array and the number of live keys in it, from version
 // born on. Its size changes only while born is the current version and
-// that version is open; a change to either in any other version makes a
-// new meta.
+// that version is open, or born is a Batch's unpublished version; a
+// change to either in any other version makes a new meta.
 type meta[V any] struct {
 	born uint64
 	arr  *array[V]
@@ -314,17 +318,38 @@ func (t *Table[V]) set(k string, val V, del bool) {
 			beforePublish()
 		}
 		t.state.Store(ver << 2)
+		t.last.Store(nil) // a snapshot of an older version: nobody takes it again
 	}
-	if t.batch == 0 && t.kept > t.trimAt {
+	t.stores++
+	if t.batch == 0 && t.trimDue() {
 		t.trim()
 	}
+}
+
+// trimDue reports whether the writer should trim: when it has kept as
+// many older values as the last trim left (or a quarter of the keys), or,
+// so that a writer that stopped keeping them still lets go of those kept
+// and of a large history table, when a pass over the keys has been made
+// since the last trim and some are kept, or the table is large.
+func (t *Table[V]) trimDue() bool {
+	if t.kept > t.trimAt {
+		return true
+	}
+	if t.stores <= max(4096, t.n) {
+		return false
+	}
+	h := t.meta.Load().arr.older.Load()
+	return h.used > 0 || len(h.e) > 64
 }
 
 // Batch calls fn, and makes the Stores and Deletes it makes through b
 // visible at once: they all write the next version, which is published
 // when fn returns (or panics: a model's batch is not undone). Writer only;
-// b must not be used after fn returns.
+// b must not be used after fn returns, and fn must not call Batch.
 func (t *Table[V]) Batch(fn func(b Batch[V])) {
+	if t.batch != 0 {
+		panic("mvcc: a Batch inside a Batch")
+	}
 	for {
 		// Freeze the current version, as a snapshot would, so that
 		// nothing is written in place.
@@ -346,7 +371,8 @@ func (t *Table[V]) Batch(fn func(b Batch[V])) {
 			// of the old array as growth does (a Load reads again).
 			m.prev.Store(nil)
 		}
-		if t.kept > t.trimAt {
+		t.last.Store(nil)
+		if t.trimDue() {
 			t.trim()
 		}
 	}()
@@ -488,7 +514,7 @@ func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older 
 					if r.ver&gone != 0 {
 						return val, false, true, rv
 					}
-					return r.val, true, true, rv
+					return t.load(&r.val), true, true, rv
 				}
 			}
 			return val, false, true, 0 // the key came later
@@ -572,13 +598,19 @@ func (h *heldSnapshots) count() {
 
 // Trim drops the older values that no snapshot still held can read. The
 // table trims by itself as it keeps them; Trim is for tests and for a
-// caller that has just let go of many snapshots. Writer only.
+// caller that has just let go of many snapshots. Writer only; inside a
+// Batch it does nothing, for the published version still reads the
+// values the batch replaced.
 func (t *Table[V]) Trim() { t.trim() }
 
 // trim finds the versions that snapshots still hold, and unlinks from
 // each list of older values every value that none of them reads.
 // Writer only; O(slots with older values + held snapshots).
 func (t *Table[V]) trim() {
+	if t.batch != 0 {
+		return // the published version reads the batch's older values
+	}
+	t.stores = 0
 	h := &t.held
 	h.trims.Add(1)             // before it reads the marks: see Snapshot
 	cur := t.state.Load() >> 2 // any snapshot taken from now on is of cur or later
@@ -600,7 +632,11 @@ func (t *Table[V]) trim() {
 		// No snapshot is held: the current version reads no older
 		// value, and a Load of an older one reads again (trims). Drop
 		// them all at once, keeping the table's room for the next.
-		a.older.Load().clear()
+		if h := a.older.Load(); len(h.e) > 64 && h.used*8 < len(h.e) {
+			a.older.Store(newHistory[V](16)) // far larger than what it held: let it go
+		} else {
+			h.clear()
+		}
 		t.kept, t.trimAt = 0, max(1024, t.n/4)
 		return
 	}
@@ -630,6 +666,8 @@ func (t *Table[V]) trim() {
 			// held version reads r, and the value before it is
 			// read by the versions it was read by.
 			link.Store(r.older.Load())
+			var zero V
+			t.store(&r.val, zero) // its block of records may outlive it
 		}
 	}
 	// The next trim comes after as many new older values as this one

@@ -520,3 +520,140 @@ func TestBatchAcrossGrowth(t *testing.T) {
 		t.Errorf("after the batch Load(k99) = %d and Len = %d, want 2 and 100", v, tb.Len())
 	}
 }
+
+// TestTrimInsideABatch trims inside a batch, as a test or a careless
+// caller may: readers of the published version must still read the values
+// the batch replaced.
+func TestTrimInsideABatch(t *testing.T) {
+	tb := New[uint64](0)
+	tb.Store("k", 1)
+	tb.Batch(func(b Batch[uint64]) {
+		b.Store("k", 2)
+		tb.Trim()
+		if v, ok := tb.Load("k"); v != 1 || !ok {
+			t.Errorf("Load inside the batch after a Trim = %d, %v; want 1, true", v, ok)
+		}
+		if v, ok := tb.Snapshot().Get("k"); v != 1 || !ok {
+			t.Errorf("a snapshot inside the batch after a Trim reads %d, %v; want 1, true", v, ok)
+		}
+	})
+	if v, _ := tb.Load("k"); v != 2 {
+		t.Errorf("Load after the batch = %d, want 2", v)
+	}
+}
+
+func TestBatchInsideABatchPanics(t *testing.T) {
+	tb := New[uint64](0)
+	tb.Store("k", 1)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("a Batch inside a Batch did not panic")
+			}
+		}()
+		tb.Batch(func(Batch[uint64]) { tb.Batch(func(Batch[uint64]) {}) })
+	}()
+	if v, ok := tb.Load("k"); v != 1 || !ok || tb.Version() == 0 {
+		t.Errorf("after the refused batch: Load = %d, %v at version %d; want 1, true", v, ok, tb.Version())
+	}
+}
+
+// TestGrownBatchLetsGoOfTheOldArray checks that once a batch that grew
+// the table is published, no meta leads to the old array.
+func TestGrownBatchLetsGoOfTheOldArray(t *testing.T) {
+	tb := New[uint64](0)
+	old := tb.meta.Load().arr
+	tb.Batch(func(b Batch[uint64]) {
+		for i := range 100 {
+			b.Store(fmt.Sprint("k", i), 1)
+		}
+	})
+	for m := tb.meta.Load(); m != nil; m = m.prev.Load() {
+		if m.arr == old {
+			t.Fatal("a meta still leads to the array the batch grew out of")
+		}
+	}
+}
+
+// TestReinsertUnderLoads deletes and stores the same keys again and again
+// while others Load them: a Load finds a key's value or nothing, never a
+// zero it was not given.
+func TestReinsertUnderLoads(t *testing.T) {
+	const keys, rounds = 8, 20000
+	tb := New[uint64](keys)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	var failures atomic.Int32
+	whileWriting(2, func(r int) {
+		for i := range keys {
+			if v, ok := tb.Load(key(i)); ok && v == 0 && failures.Add(1) < 5 {
+				t.Errorf("Load(%s) = 0, true; nothing stores 0", key(i))
+			}
+		}
+		if r == 0 {
+			tb.Snapshot() // now and then a version is frozen: Stores write the next
+		}
+	}, func() {
+		for n := range uint64(rounds) {
+			k := key(int(n % keys))
+			tb.Delete(k)
+			tb.Store(k, n+1)
+		}
+	})
+}
+
+// TestHistoryTableShrinks keeps older values of every key under a held
+// snapshot, lets the snapshot go, and stores on without snapshots: the
+// table of older values must shrink back, not keep its room for good.
+func TestHistoryTableShrinks(t *testing.T) {
+	const keys = 2000
+	tb := New[uint64](0)
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	for i := range keys {
+		tb.Store(key(i), 1)
+	}
+	held := tb.Snapshot()
+	for i := range keys {
+		tb.Store(key(i), 2)
+	}
+	if n := len(tb.meta.Load().arr.older.Load().e); n < keys {
+		t.Fatalf("the history table has %d entries for %d kept values", n, keys)
+	}
+	runtime.KeepAlive(held) // and no longer
+	n := 0
+	waitFor(t, func() bool {
+		for range 5000 {
+			tb.Store(key(n%keys), 3)
+			n++
+		}
+		return len(tb.meta.Load().arr.older.Load().e) <= 64
+	})
+}
+
+// TestUnlinkedValuesAreFreed holds a snapshot, overwrites all but one key
+// one by one, then all of them in a batch, whose records share a block:
+// the values of the single Stores, which no snapshot reads, must be freed
+// though the block also holds the one record the snapshot reads.
+func TestUnlinkedValuesAreFreed(t *testing.T) {
+	const keys = 200
+	tb := New[*[4]int](0) // not the tiny allocator's: a cleanup each
+	key := func(i int) string { return fmt.Sprint("k", i) }
+	for i := range keys {
+		tb.Store(key(i), new([4]int))
+	}
+	held := tb.Snapshot()
+	var freed atomic.Int32
+	for i := 1; i < keys; i++ {
+		v := new([4]int)
+		runtime.AddCleanup(v, func(n *atomic.Int32) { n.Add(1) }, &freed)
+		tb.Store(key(i), v)
+	}
+	tb.Batch(func(b Batch[*[4]int]) {
+		for i := range keys {
+			b.Store(key(i), new([4]int))
+		}
+	})
+	waitFor(t, func() bool { tb.Trim(); return freed.Load() == keys-1 })
+	if v, ok := held.Get(key(0)); v == nil || !ok {
+		t.Errorf("the held snapshot reads %v, %v at %s", v, ok, key(0))
+	}
+}
