@@ -67,12 +67,14 @@ type Table[V any] struct {
 	ptr  bool // V is a pointer (else a 64-bit word)
 
 	// The writer's own.
-	n, used int         // live keys; slots taken, by keys or the deleted
-	kept    int         // older values kept since the last trim
-	stores  int         // Stores since the last trim
-	trimAt  int         // kept at which the writer trims
-	slab    []record[V] // a Batch's records, allocated together
-	batch   uint64      // the version a Batch writes, not yet published; 0 outside one
+	n, used int // live keys; slots taken, by keys or the deleted
+	kept    int // older values kept since the last trim
+	stores  int // Stores since the last trim
+	// lastHeld is the versions held at the last trim.
+	lastHeld []uint64
+	trimAt   int         // kept at which the writer trims
+	slab     []record[V] // a Batch's records, allocated together
+	batch    uint64      // the version a Batch writes, not yet published; 0 outside one
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
@@ -322,7 +324,7 @@ func (t *Table[V]) set(k string, val V, del bool) {
 	}
 	t.stores++
 	if t.batch == 0 && t.trimDue() {
-		t.trim()
+		t.trim(t.kept <= t.trimAt)
 	}
 }
 
@@ -373,7 +375,7 @@ func (t *Table[V]) Batch(fn func(b Batch[V])) {
 		}
 		t.last.Store(nil)
 		if t.trimDue() {
-			t.trim()
+			t.trim(t.kept <= t.trimAt)
 		}
 	}()
 	fn(Batch[V]{t})
@@ -601,12 +603,18 @@ func (h *heldSnapshots) count() {
 // caller that has just let go of many snapshots. Writer only; inside a
 // Batch it does nothing, for the published version still reads the
 // values the batch replaced.
-func (t *Table[V]) Trim() { t.trim() }
+func (t *Table[V]) Trim() { t.trim(false) }
 
 // trim finds the versions that snapshots still hold, and unlinks from
 // each list of older values every value that none of them reads.
 // Writer only; O(slots with older values + held snapshots).
-func (t *Table[V]) trim() {
+//
+// A periodic trim, made because a pass over the keys went by rather than
+// because many older values were kept, walks the lists only if the held
+// versions changed since the last trim, or none is held and the table of
+// older values is not empty and small: otherwise it could cut nothing
+// that the next trim would not.
+func (t *Table[V]) trim(periodic bool) {
 	if t.batch != 0 {
 		return // the published version reads the batch's older values
 	}
@@ -621,8 +629,15 @@ func (t *Table[V]) trim() {
 		vers = append(vers, m.ver)
 	}
 	h.mu.Unlock()
-	vers = append(vers, cur)
 	slices.Sort(vers)
+	vers = slices.Compact(vers)
+	if periodic && slices.Equal(vers, t.lastHeld) {
+		if hist := t.meta.Load().arr.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 {
+			return
+		}
+	}
+	t.lastHeld = append(t.lastHeld[:0], vers...)
+	vers = append(vers, cur)
 	vers = slices.Compact(vers)
 	if s := t.last.Load(); s != nil && s.ver < cur {
 		t.last.CompareAndSwap(s, nil) // nobody takes it again: let the collector end it
