@@ -602,8 +602,10 @@ func TestReinsertUnderLoads(t *testing.T) {
 }
 
 // TestHistoryTableShrinks keeps older values of every key under a held
-// snapshot, lets the snapshot go, and stores on without snapshots: the
-// table of older values must shrink back, not keep its room for good.
+// snapshot, stores over every key again (in place, keeping nothing more),
+// lets the snapshot go, and stores on without snapshots: the table of
+// older values must shrink back, not keep its room for good, though no
+// more older values are kept to make the writer trim.
 func TestHistoryTableShrinks(t *testing.T) {
 	const keys = 2000
 	tb := New[uint64](0)
@@ -618,7 +620,10 @@ func TestHistoryTableShrinks(t *testing.T) {
 	if n := len(tb.meta.Load().arr.older.Load().e); n < keys {
 		t.Fatalf("the history table has %d entries for %d kept values", n, keys)
 	}
-	runtime.KeepAlive(held) // and no longer
+	for i := range keys {
+		tb.Store(key(i), 3) // in place: no more older values are kept
+	}
+	runtime.KeepAlive(held) // and no longer: only the trim once a pass finds it gone
 	n := 0
 	waitFor(t, func() bool {
 		for range 5000 {
