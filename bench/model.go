@@ -11,9 +11,9 @@ import (
 
 // modelName is the lib= of the multi-version table modelled in
 // internal/mvcc: not a library, and not in the report, but run by the
-// Store, Batch, latency, Load, Range, idle-subscriber and memory scenarios when -model asks (see
-// withModel), so that docs/design.md can set it beside the trie on the
-// same inputs.
+// Store, Batch, latency, Load, Range, idle-subscriber and memory
+// scenarios when -model asks (see withModel), so that docs/design.md can
+// set it beside the trie on the same inputs.
 const modelName = "mvcc"
 
 // model adapts the multi-version table. Its Store deep-copies the value as
@@ -101,10 +101,15 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 		fn(modelView[V]{snap, n})
 	}, func() {
 		log.Close()
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
+		m.unwatch(signal)
 	})
+}
+
+// unwatch stops telling signal of Stores.
+func (m *model[V]) unwatch(signal chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
 }
 
 // SubscribeIdle opens a cursor and never reads it: the table records every
@@ -118,9 +123,7 @@ func (m *model[V]) SubscribeIdle(ctx context.Context) {
 	m.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		log.Close()
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
+		m.unwatch(signal)
 	})
 }
 
@@ -132,11 +135,7 @@ func (m *model[V]) WatchLazily(ctx context.Context) mvcc.Snapshot[V] {
 	m.mu.Lock()
 	m.subs = append(m.subs, signal)
 	m.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.subs = slices.DeleteFunc(m.subs, func(x chan struct{}) bool { return x == signal })
-	})
+	context.AfterFunc(ctx, func() { m.unwatch(signal) })
 	return m.t.Snapshot()
 }
 
