@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/switchyard-go/switchyard/bench/internal/mvcc"
+	"github.com/switchyard-go/switchyard/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -72,12 +72,12 @@ func benchBatch(b *testing.B, lib string, held bool) {
 	}
 	b.StopTimer()
 	sinkState = watchable.State[string, int]{}
-	sinkSnapshot = mvcc.Snapshot[int]{}
+	sinkSnapshot = mvcc.Snapshot[string, int]{}
 }
 
 // sinkState and sinkSnapshot hold the State or snapshot a benchmark took,
 // as a reader would.
 var (
 	sinkState    watchable.State[string, int]
-	sinkSnapshot mvcc.Snapshot[int]
+	sinkSnapshot mvcc.Snapshot[string, int]
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/switchyard-go/switchyard/bench/internal/mvcc"
+	"github.com/switchyard-go/switchyard/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
@@ -24,12 +24,12 @@ const modelName = "mvcc"
 // from the snapshot), and reads the snapshot. The table learns by itself
 // which snapshots are still held.
 type model[V any] struct {
-	t    *mvcc.Table[V]
+	t    *mvcc.Table[string, V]
 	mu   sync.Mutex // the writer's
 	subs []chan struct{}
 }
 
-func newModel[V any]() *model[V] { return &model[V]{t: mvcc.New[V](0)} }
+func newModel[V any]() *model[V] { return &model[V]{t: mvcc.New[string, V](0)} }
 
 // Fill stores keys one by one into the table, which grows as a library's
 // would: it is told no size. Like every kv's Fill, it comes before any
@@ -55,7 +55,7 @@ func (m *model[V]) Store(k string, v V) {
 func (m *model[V]) StoreBatch(keys []string, values []V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.t.Batch(func(b mvcc.Batch[V]) {
+	m.t.Batch(func(b mvcc.Batch[string, V]) {
 		for i, k := range keys {
 			b.Store(k, watchable.DeepCopy(values[i]))
 		}
@@ -91,7 +91,7 @@ func (m *model[V]) Subscribe(ctx context.Context, fn func(view[V])) <-chan struc
 	m.subs = append(m.subs, signal)
 	log := m.t.Cursor() // under the writer's lock, before the first snapshot
 	m.mu.Unlock()
-	var last mvcc.Snapshot[V]
+	var last mvcc.Snapshot[string, V]
 	return onSignal(ctx, signal, func() {
 		snap := m.t.Snapshot()
 		// The updates since the last snapshot, which a switchyard
@@ -130,7 +130,7 @@ func (m *model[V]) SubscribeIdle(ctx context.Context) {
 // WatchLazily registers a reader that is told of Stores and keeps no
 // cursor, and returns the snapshot it holds until its next read: then it
 // would compare the two snapshots for the changes, in O(slots).
-func (m *model[V]) WatchLazily(ctx context.Context) mvcc.Snapshot[V] {
+func (m *model[V]) WatchLazily(ctx context.Context) mvcc.Snapshot[string, V] {
 	signal := make(chan struct{}, 1)
 	m.mu.Lock()
 	m.subs = append(m.subs, signal)
@@ -142,7 +142,7 @@ func (m *model[V]) WatchLazily(ctx context.Context) mvcc.Snapshot[V] {
 func (m *model[V]) Close() {}
 
 type modelView[V any] struct {
-	s       mvcc.Snapshot[V]
+	s       mvcc.Snapshot[string, V]
 	updates int
 }
 

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"go.uber.org/goleak"
 )
@@ -23,7 +22,7 @@ func TestMain(m *testing.M) {
 // held is a snapshot with the contents it must show, copied from a Go map
 // kept beside the table when it was taken.
 type held struct {
-	s    Snapshot[uint64]
+	s    Snapshot[string, uint64]
 	want map[string]uint64
 }
 
@@ -38,7 +37,7 @@ func TestModelAgreesWithAMap(t *testing.T) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			const keys = 40
-			tb := New[uint64](0)
+			tb := New[string, uint64](0)
 			m := map[string]uint64{}
 			var snaps []held
 			for step := range 2000 {
@@ -46,7 +45,7 @@ func TestModelAgreesWithAMap(t *testing.T) {
 				case op == 20:
 					// A batch: none of it is seen before it ends.
 					before := maps.Clone(m)
-					tb.Batch(func(b Batch[uint64]) {
+					tb.Batch(func(b Batch[string, uint64]) {
 						for range 1 + r.IntN(8) {
 							k := fmt.Sprint("k", r.IntN(keys))
 							if r.IntN(3) == 0 {
@@ -131,7 +130,7 @@ func TestModelAgreesWithAMap(t *testing.T) {
 // for snapshots nobody holds, then those of one held snapshot when it goes.
 func TestHistoryEndsWithItsSnapshots(t *testing.T) {
 	const keys = 100
-	tb := New[uint64](keys)
+	tb := New[string, uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	for i := range keys {
 		tb.Store(key(i), 1)
@@ -204,7 +203,7 @@ func whileWriting(readers int, read func(r int), write func()) {
 // model's stores and reads.
 func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 	const keys, stores = 64, 20000
-	tb := New[uint64](keys)
+	tb := New[string, uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	var stored atomic.Uint64 // the number of Stores made so far
 	var failures atomic.Int32
@@ -263,7 +262,7 @@ func TestSnapshotsHoldUnderAWriter(t *testing.T) {
 // Snapshot may see the new value yet, or a Snapshot taken after a Load
 // could read an older value than the Load did.
 func TestUnpublishedVersionUnseen(t *testing.T) {
-	tb := New[uint64](4)
+	tb := New[string, uint64](4)
 	tb.Store("k", 1)
 	held := tb.Snapshot() // frozen: the next Store writes the next version
 	var want uint64       // k's value before the Store under way
@@ -306,7 +305,7 @@ func TestUnpublishedVersionUnseen(t *testing.T) {
 // into the slot it probed meanwhile.
 func TestLoadDuringInserts(t *testing.T) {
 	const keys = 5000
-	tb := New[uint64](keys)
+	tb := New[string, uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	var failures atomic.Int32
 	rngs := []*rand.Rand{rand.New(rand.NewPCG(0, 2)), rand.New(rand.NewPCG(1, 2))}
@@ -322,27 +321,6 @@ func TestLoadDuringInserts(t *testing.T) {
 	})
 }
 
-// TestNewRefusesOtherValues checks that New takes only the values it can
-// read and write with one atomic instruction that the collector follows.
-func TestNewRefusesOtherValues(t *testing.T) {
-	refuses := func(name string, make func()) {
-		t.Helper()
-		defer func() {
-			if recover() == nil {
-				t.Errorf("New of %s did not panic", name)
-			}
-		}()
-		make()
-	}
-	refuses("[2]uint64", func() { New[[2]uint64](1) })
-	refuses("a struct of one pointer", func() { New[struct{ p *int }](1) })
-	refuses("unsafe.Pointer", func() { New[unsafe.Pointer](1) })
-	refuses("a channel", func() { New[chan int](1) })
-	refuses("int32", func() { New[int32](1) })
-	New[*int](1)
-	New[float64](1)
-}
-
 // TestWindowUnderAWriter takes snapshots on other goroutines while one
 // writer slides a window of keys: Store n inserts key n and Delete removes
 // key n-window, so the table grows and drops the deleted time and again,
@@ -352,7 +330,7 @@ func TestNewRefusesOtherValues(t *testing.T) {
 // checks it again each time.
 func TestWindowUnderAWriter(t *testing.T) {
 	const window, stores = 50, 20000
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	key := func(i uint64) string { return fmt.Sprint("k", i) }
 	var failures atomic.Int32
 	fail := func(format string, args ...any) {
@@ -360,7 +338,7 @@ func TestWindowUnderAWriter(t *testing.T) {
 			t.Errorf(format, args...)
 		}
 	}
-	check := func(s Snapshot[uint64]) {
+	check := func(s Snapshot[string, uint64]) {
 		lo, hi, n := uint64(1<<63), uint64(0), 0
 		s.All(func(k string, v uint64) bool {
 			if k != key(v) {
@@ -382,7 +360,7 @@ func TestWindowUnderAWriter(t *testing.T) {
 			}
 		}
 	}
-	kept := make([]Snapshot[uint64], 2)
+	kept := make([]Snapshot[string, uint64], 2)
 	passes := make([]int, 2)
 	whileWriting(2, func(r int) {
 		s := tb.Snapshot()
@@ -409,31 +387,44 @@ func TestWindowUnderAWriter(t *testing.T) {
 	}
 }
 
-// TestKeyLengths stores the empty key and the longest a slot's word can
-// say, and checks that a longer one is refused with a panic that says so
-// and changes nothing.
+// TestKeyLengths stores the empty key, the longest a slot's word can say
+// and longer ones, which the table keeps boxed, and checks that each
+// reads back, in Load, Get and All, before and after the table grows.
 func TestKeyLengths(t *testing.T) {
-	tb := New[uint64](0)
-	long := strings.Repeat("k", maxKeyLen)
-	tb.Store("", 1)
-	tb.Store(long, 2)
-	tb.Store(long[1:], 3)
-	for k, want := range map[string]uint64{"": 1, long: 2, long[1:]: 3} {
-		if v, ok := tb.Load(k); v != want || !ok {
-			t.Errorf("Load of a key of %d bytes = %d, %v; want %d, true", len(k), v, ok, want)
+	tb := New[string, uint64](0)
+	long := strings.Repeat("k", maxKeyLen+1)
+	want := map[string]uint64{"": 1, long[:maxKeyLen-1]: 2, long[:maxKeyLen]: 3, long: 4, long + "k": 5}
+	for k, v := range want {
+		tb.Store(k, v)
+	}
+	check := func(when string) {
+		t.Helper()
+		s := tb.Snapshot()
+		for k, v := range want {
+			if got, ok := tb.Load(k); got != v || !ok {
+				t.Errorf("%s: Load of a key of %d bytes = %d, %v; want %d, true", when, len(k), got, ok, v)
+			}
+			if got, ok := s.Get(k); got != v || !ok {
+				t.Errorf("%s: Get of a key of %d bytes = %d, %v; want %d, true", when, len(k), got, ok, v)
+			}
+		}
+		got := map[string]uint64{}
+		s.All(func(k string, v uint64) bool { got[k] = v; return true })
+		if len(got) != len(want) || s.Len() != len(want) {
+			t.Errorf("%s: All gave %d keys and Len is %d, want %d", when, len(got), s.Len(), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: All gave %d for a key of %d bytes, want %d", when, got[k], len(k), v)
+			}
 		}
 	}
-	func() {
-		defer func() {
-			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "longer than") {
-				t.Errorf("a key of %d bytes: recovered %v, want a panic about its length", maxKeyLen+1, r)
-			}
-		}()
-		tb.Store(long+"k", 4)
-	}()
-	if tb.Len() != 3 {
-		t.Errorf("Len = %d after the refused key, want 3", tb.Len())
+	check("before growth")
+	for i := range 100 {
+		tb.Store(fmt.Sprint(i), 0)
+		want[fmt.Sprint(i)] = 0
 	}
+	check("after growth")
 }
 
 // TestBatchesAreWhole takes snapshots on other goroutines while the writer
@@ -443,7 +434,7 @@ func TestKeyLengths(t *testing.T) {
 // of two.
 func TestBatchesAreWhole(t *testing.T) {
 	const keys, batches = 20, 3000
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	var failures atomic.Int32
 	whileWriting(2, func(int) {
@@ -466,7 +457,7 @@ func TestBatchesAreWhole(t *testing.T) {
 		}
 	}, func() {
 		for n := uint64(1); n <= batches; n++ {
-			tb.Batch(func(b Batch[uint64]) {
+			tb.Batch(func(b Batch[string, uint64]) {
 				for i := range keys {
 					b.Store(key(i), n)
 				}
@@ -481,13 +472,13 @@ func TestBatchesAreWhole(t *testing.T) {
 // has stored over every key: until the batch ends, Load and a snapshot
 // must read the keys as they were before it, and no key it inserted.
 func TestBatchAcrossGrowth(t *testing.T) {
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	for i := range 10 {
 		tb.Store(key(i), 1)
 	}
 	grew := false
-	tb.Batch(func(b Batch[uint64]) {
+	tb.Batch(func(b Batch[string, uint64]) {
 		for i := range 10 {
 			b.Store(key(i), 2)
 		}
@@ -525,9 +516,9 @@ func TestBatchAcrossGrowth(t *testing.T) {
 // caller may: readers of the published version must still read the values
 // the batch replaced.
 func TestTrimInsideABatch(t *testing.T) {
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	tb.Store("k", 1)
-	tb.Batch(func(b Batch[uint64]) {
+	tb.Batch(func(b Batch[string, uint64]) {
 		b.Store("k", 2)
 		tb.Trim()
 		if v, ok := tb.Load("k"); v != 1 || !ok {
@@ -543,7 +534,7 @@ func TestTrimInsideABatch(t *testing.T) {
 }
 
 func TestBatchInsideABatchPanics(t *testing.T) {
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	tb.Store("k", 1)
 	func() {
 		defer func() {
@@ -551,7 +542,7 @@ func TestBatchInsideABatchPanics(t *testing.T) {
 				t.Error("a Batch inside a Batch did not panic")
 			}
 		}()
-		tb.Batch(func(Batch[uint64]) { tb.Batch(func(Batch[uint64]) {}) })
+		tb.Batch(func(Batch[string, uint64]) { tb.Batch(func(Batch[string, uint64]) {}) })
 	}()
 	if v, ok := tb.Load("k"); v != 1 || !ok || tb.Version() == 0 {
 		t.Errorf("after the refused batch: Load = %d, %v at version %d; want 1, true", v, ok, tb.Version())
@@ -561,9 +552,9 @@ func TestBatchInsideABatchPanics(t *testing.T) {
 // TestGrownBatchLetsGoOfTheOldArray checks that once a batch that grew
 // the table is published, no meta leads to the old array.
 func TestGrownBatchLetsGoOfTheOldArray(t *testing.T) {
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	old := tb.meta.Load().arr
-	tb.Batch(func(b Batch[uint64]) {
+	tb.Batch(func(b Batch[string, uint64]) {
 		for i := range 100 {
 			b.Store(fmt.Sprint("k", i), 1)
 		}
@@ -580,7 +571,7 @@ func TestGrownBatchLetsGoOfTheOldArray(t *testing.T) {
 // zero it was not given.
 func TestReinsertUnderLoads(t *testing.T) {
 	const keys, rounds = 8, 20000
-	tb := New[uint64](keys)
+	tb := New[string, uint64](keys)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	var failures atomic.Int32
 	whileWriting(2, func(r int) {
@@ -608,7 +599,7 @@ func TestReinsertUnderLoads(t *testing.T) {
 // more older values are kept to make the writer trim.
 func TestHistoryTableShrinks(t *testing.T) {
 	const keys = 2000
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	for i := range keys {
 		tb.Store(key(i), 1)
@@ -640,7 +631,7 @@ func TestHistoryTableShrinks(t *testing.T) {
 // though the block also holds the one record the snapshot reads.
 func TestUnlinkedValuesAreFreed(t *testing.T) {
 	const keys = 200
-	tb := New[*[4]int](0) // not the tiny allocator's: a cleanup each
+	tb := New[string, *[4]int](0) // not the tiny allocator's: a cleanup each
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	for i := range keys {
 		tb.Store(key(i), new([4]int))
@@ -652,7 +643,7 @@ func TestUnlinkedValuesAreFreed(t *testing.T) {
 		runtime.AddCleanup(v, func(n *atomic.Int32) { n.Add(1) }, &freed)
 		tb.Store(key(i), v)
 	}
-	tb.Batch(func(b Batch[*[4]int]) {
+	tb.Batch(func(b Batch[string, *[4]int]) {
 		for i := range keys {
 			b.Store(key(i), new([4]int))
 		}

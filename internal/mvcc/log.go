@@ -2,15 +2,14 @@ package mvcc
 
 import (
 	"sync/atomic"
-	"unsafe"
 )
 
 // Entry is one Store or Delete as the change log records it: the version
 // it wrote and its key. The value is read from a snapshot, so that the log
 // holds no value the table let go of.
-type Entry struct {
+type Entry[K comparable] struct {
 	Ver uint64
-	Key string
+	Key K
 }
 
 // chunkSize is the number of entries in each block of the log.
@@ -20,11 +19,11 @@ const chunkSize = 256
 // each entry by counting it in n; readers read e[i] only for i below n.
 // A block the writer drops is marked dropped and unlinked from the next,
 // so that a cursor left on it holds no more than the block.
-type chunk struct {
+type chunk[K comparable] struct {
 	n       atomic.Int64
-	next    atomic.Pointer[chunk]
+	next    atomic.Pointer[chunk[K]]
 	dropped atomic.Bool
-	e       [chunkSize]Entry
+	e       [chunkSize]Entry[K]
 }
 
 // changeLog is where subscribers learn which keys changed, the part of a
@@ -35,11 +34,11 @@ type chunk struct {
 // comparing its snapshots slot by slot (Cursor.Changes), which costs it
 // no more than a few reads per Store it lagged by. At a million keys the
 // log holds up to 6 MB.
-type changeLog struct {
-	tail    atomic.Pointer[chunk]
+type changeLog[K comparable] struct {
+	tail    atomic.Pointer[chunk[K]]
 	readers atomic.Int64  // open cursors; the writer records nothing while there are none
 	last    atomic.Uint64 // the version of the newest entry
-	head    *chunk        // the oldest block kept; writer only
+	head    *chunk[K]     // the oldest block kept; writer only
 	blocks  int           // blocks from head to tail; writer only
 	limit   int           // blocks to keep beyond the tail and that quarter (tests lower it)
 }
@@ -48,12 +47,12 @@ type changeLog struct {
 // links a fresh one, and drops the oldest blocks beyond what a table of
 // keys keys keeps. Store calls it before the change it makes, so that a snapshot
 // waiting for the change does not wait for an allocation too. Writer only.
-func (l *changeLog) reserve(keys int) {
+func (l *changeLog[K]) reserve(keys int) {
 	c := l.tail.Load()
 	if c.n.Load() < chunkSize {
 		return
 	}
-	next := new(chunk)
+	next := new(chunk[K])
 	c.next.Store(next)
 	l.tail.Store(next)
 	l.blocks++
@@ -67,7 +66,7 @@ func (l *changeLog) reserve(keys int) {
 }
 
 // append records e, in room that reserve made. Writer only.
-func (l *changeLog) append(e Entry) {
+func (l *changeLog[K]) append(e Entry[K]) {
 	c := l.tail.Load()
 	i := c.n.Load()
 	c.e[i] = e
@@ -77,15 +76,15 @@ func (l *changeLog) append(e Entry) {
 
 // Cursor reads the change log of a table for one subscriber, and gives it
 // the keys that changed between two of its snapshots.
-type Cursor[V any] struct {
-	t *Table[V]
-	c *chunk
+type Cursor[K comparable, V any] struct {
+	t *Table[K, V]
+	c *chunk[K]
 	i int64
 	// since is the version after which every Store and Delete has its
 	// entry after the cursor's place.
 	since uint64
-	run   run                 // Changes' keys of one version
-	lost  map[string]struct{} // Changes' keys deleted before growth
+	run   run[K]         // Changes' keys of one version
+	lost  map[K]struct{} // Changes' keys deleted before growth
 }
 
 // Cursor opens a cursor at the end of the change log, and from then on
@@ -95,9 +94,9 @@ type Cursor[V any] struct {
 // after the current one: the cursor's first changes beyond that are
 // therefore found by comparing snapshots, and its log is read from the
 // version after.
-func (t *Table[V]) Cursor() *Cursor[V] {
+func (t *Table[K, V]) Cursor() *Cursor[K, V] {
 	t.log.readers.Add(1)
-	c := &Cursor[V]{t: t}
+	c := &Cursor[K, V]{t: t}
 	v := t.state.Load() >> 2
 	c.moveToTail(v)
 	c.since = max(c.since, v+1)
@@ -110,7 +109,7 @@ func (t *Table[V]) Cursor() *Cursor[V] {
 // the order of their versions, and one of a version not yet published may
 // already be there; when the step back reaches the beginning of a block,
 // the log's last version says whether the blocks before hold any such.
-func (c *Cursor[V]) moveToTail(upTo uint64) {
+func (c *Cursor[K, V]) moveToTail(upTo uint64) {
 	l := &c.t.log
 	c.c = l.tail.Load()
 	c.i = c.c.n.Load()
@@ -131,7 +130,7 @@ func (c *Cursor[V]) moveToTail(upTo uint64) {
 // Close stops the cursor's reading and lets go of the log; once every
 // cursor is closed, Stores record nothing. A cursor must be closed once,
 // and not read after.
-func (c *Cursor[V]) Close() {
+func (c *Cursor[K, V]) Close() {
 	if c.t == nil {
 		panic("mvcc: Cursor closed twice")
 	}
@@ -144,7 +143,7 @@ func (c *Cursor[V]) Close() {
 // the writer dropped entries the cursor had not read. Store records an
 // entry before a snapshot of its version can be taken, so a cursor read up
 // to a snapshot's version has every change the snapshot holds.
-func (c *Cursor[V]) read(upTo uint64, fn func(Entry)) (int, bool) {
+func (c *Cursor[K, V]) read(upTo uint64, fn func(Entry[K])) (int, bool) {
 	if c.t == nil {
 		panic("mvcc: read of a closed Cursor")
 	}
@@ -180,7 +179,7 @@ func (c *Cursor[V]) read(upTo uint64, fn func(Entry)) (int, bool) {
 // read, or the cursor's entries begin after from, it compares the two
 // snapshots slot by slot instead, in O(slots). It returns the number of
 // keys it gave.
-func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool)) int {
+func (c *Cursor[K, V]) Changes(from, to Snapshot[K, V], fn func(k K, v V, ok bool)) int {
 	if c.t == nil {
 		panic("mvcc: Changes of a closed Cursor")
 	}
@@ -189,14 +188,14 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 		fromVer = from.ver
 	}
 	n := 0
-	give := func(k string, v V, ok bool) {
-		var was V
+	give := func(k K, v raw, ok bool) {
+		var was raw
 		var had bool
 		if from.snapshot != nil {
-			was, had = from.Get(k)
+			was, had, _ = from.lookup(k)
 		}
-		if ok != had || ok && word(v) != word(was) {
-			fn(k, v, ok)
+		if ok != had || ok && v != was {
+			fn(k, c.t.fromRaw(v), ok)
 			n++
 		}
 	}
@@ -209,7 +208,7 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 	// counting lastVer, have been read.
 	lastVer := fromVer + 1
 	logged := fromVer >= c.since // the entries after the place reach back to from
-	_, whole := c.read(to.ver, func(e Entry) {
+	_, whole := c.read(to.ver, func(e Entry[K]) {
 		if !logged || e.Ver <= fromVer {
 			return
 		}
@@ -221,7 +220,7 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 			// which dropped the deleted, and not stored again by
 			// to. Given once, whatever its entries.
 			if c.lost == nil {
-				c.lost = map[string]struct{}{}
+				c.lost = map[K]struct{}{}
 			}
 			if _, dup := c.lost[e.Key]; !dup {
 				c.lost[e.Key] = struct{}{}
@@ -252,14 +251,14 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 			continue
 		}
 		v, ok, _, ver := to.t.at(to.arr, sl, w, to.ver)
-		if k := sl.key(w); !(ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, k)) {
+		if k := key[K](sl, w); !(ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, k)) {
 			give(k, v, ok) // not unchanged, nor given from the log
 		}
 	}
 	if from.snapshot != nil && from.arr != to.arr {
 		// The table grew between the two, and dropped the deleted keys
 		// from the new array: look for from's keys that to's lacks.
-		from.All(func(k string, _ V) bool {
+		from.All(func(k K, _ V) bool {
 			if v, ok, ver := to.lookup(k); ver == 0 {
 				if _, given := c.lost[k]; !given {
 					give(k, v, ok)
@@ -275,13 +274,13 @@ func (c *Cursor[V]) Changes(from, to Snapshot[V], fn func(k string, v V, ok bool
 // once in one version in place is given once. Most versions hold one
 // Store; a long run, from Stores no snapshot came between, goes into a
 // set.
-type run struct {
+type run[K comparable] struct {
 	ver  uint64
-	keys []string
-	set  map[string]struct{}
+	keys []K
+	set  map[K]struct{}
 }
 
-func (r *run) reset(ver uint64) {
+func (r *run[K]) reset(ver uint64) {
 	r.ver, r.keys = ver, r.keys[:0]
 	if len(r.set) > 1024 {
 		r.set = nil
@@ -291,7 +290,7 @@ func (r *run) reset(ver uint64) {
 
 // add adds k to the run of version ver, beginning it if it is another
 // version's, and reports whether k was not in it.
-func (r *run) add(ver uint64, k string) bool {
+func (r *run[K]) add(ver uint64, k K) bool {
 	if ver != r.ver {
 		r.reset(ver)
 	}
@@ -303,14 +302,14 @@ func (r *run) add(ver uint64, k string) bool {
 		return true
 	}
 	if r.set == nil {
-		r.set = map[string]struct{}{}
+		r.set = map[K]struct{}{}
 	}
 	r.set[k] = struct{}{}
 	return true
 }
 
 // has reports whether k is in the run of version ver.
-func (r *run) has(ver uint64, k string) bool {
+func (r *run[K]) has(ver uint64, k K) bool {
 	if ver != r.ver {
 		return false
 	}
@@ -322,6 +321,3 @@ func (r *run) has(ver uint64, k string) bool {
 	_, ok := r.set[k]
 	return ok
 }
-
-// word is v's bits: v is a pointer or a 64-bit integer or float.
-func word[V any](v V) uint64 { return *(*uint64)(unsafe.Pointer(&v)) }

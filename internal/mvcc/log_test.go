@@ -14,7 +14,7 @@ import (
 // none of a later version: after each snapshot one more Store is made,
 // into the next version, before the log is read.
 func TestLogGivesEachSnapshotItsStores(t *testing.T) {
-	tb := New[uint64](50)
+	tb := New[string, uint64](50)
 	cur := tb.Cursor()
 	defer cur.Close()
 	var made []string // every Store's key, in order
@@ -32,7 +32,7 @@ func TestLogGivesEachSnapshotItsStores(t *testing.T) {
 		s := tb.Snapshot()
 		i++
 		store(i) // into the next version: not the snapshot's
-		cur.read(s.Version(), func(e Entry) {
+		cur.read(s.Version(), func(e Entry[string]) {
 			if read >= len(made)-1 || e.Key != made[read] {
 				t.Fatalf("entry %d read is %s; want %v, and no more than %d entries", read, e.Key, made[min(read, len(made)-1)], len(made)-1)
 			}
@@ -50,11 +50,11 @@ func TestLogGivesEachSnapshotItsStores(t *testing.T) {
 // the version waits for that end), and one writing the next version has
 // it there before the version is published, with that version.
 func TestLogRecordsInsideTheChange(t *testing.T) {
-	tb := New[uint64](4)
+	tb := New[string, uint64](4)
 	tb.Store("a", 1)
-	var cur *Cursor[uint64]
-	lastRead := func(upTo uint64) (last Entry, n int) {
-		n, _ = cur.read(upTo, func(e Entry) { last = e })
+	var cur *Cursor[string, uint64]
+	lastRead := func(upTo uint64) (last Entry[string], n int) {
+		n, _ = cur.read(upTo, func(e Entry[string]) { last = e })
 		return last, n
 	}
 	looked := 0
@@ -85,12 +85,12 @@ func TestLogRecordsInsideTheChange(t *testing.T) {
 }
 
 func TestCursorClosedOnce(t *testing.T) {
-	tb := New[uint64](1)
+	tb := New[string, uint64](1)
 	cur := tb.Cursor()
 	cur.Close()
 	for name, f := range map[string]func(){
 		"a second Close": cur.Close,
-		"a read":         func() { cur.read(1, func(Entry) {}) },
+		"a read":         func() { cur.read(1, func(Entry[string]) {}) },
 	} {
 		func() {
 			defer func() {
@@ -111,7 +111,7 @@ func TestCursorClosedOnce(t *testing.T) {
 // none missing, and brings the reader exactly to what the snapshot holds.
 func TestLogKeepsUpWithSnapshots(t *testing.T) {
 	const keys, stores = 64, 20000
-	tb := New[uint64](keys)
+	tb := New[string, uint64](keys)
 	key := func(i uint64) string { return fmt.Sprint("k", i%keys) }
 	tb.log.limit = stores / chunkSize // keep every entry: this test reads them all
 	cur := tb.Cursor()
@@ -120,7 +120,7 @@ func TestLogKeepsUpWithSnapshots(t *testing.T) {
 	fails := 0
 	whileWriting(1, func(int) {
 		s := tb.Snapshot()
-		cur.read(s.Version(), func(e Entry) {
+		cur.read(s.Version(), func(e Entry[string]) {
 			if e.Key != key(last) && fails < 5 {
 				fails++
 				t.Errorf("the log gave %s after %d entries, want %s", e.Key, last, key(last))
@@ -150,7 +150,7 @@ func TestLogKeepsUpWithSnapshots(t *testing.T) {
 // TestNoCursorNoLog checks that Stores record nothing while no cursor is
 // open, and that a cursor reads only what was stored after it opened.
 func TestNoCursorNoLog(t *testing.T) {
-	tb := New[uint64](4)
+	tb := New[string, uint64](4)
 	tb.Store("a", 1)
 	if n := tb.log.tail.Load().n.Load(); n != 0 {
 		t.Errorf("with no cursor the log holds %d entries, want 0", n)
@@ -158,7 +158,7 @@ func TestNoCursorNoLog(t *testing.T) {
 	cur := tb.Cursor()
 	tb.Store("b", 2)
 	var got []string
-	cur.read(tb.Snapshot().Version(), func(e Entry) { got = append(got, e.Key) })
+	cur.read(tb.Snapshot().Version(), func(e Entry[string]) { got = append(got, e.Key) })
 	cur.Close()
 	tb.Store("c", 3)
 	if fmt.Sprint(got) != "[b]" {
@@ -173,17 +173,17 @@ func TestNoCursorNoLog(t *testing.T) {
 // the changes Cursor.Changes gave it between its snapshots.
 type mirror struct {
 	m    map[string]uint64
-	prev Snapshot[uint64]
-	cur  *Cursor[uint64]
+	prev Snapshot[string, uint64]
+	cur  *Cursor[string, uint64]
 }
 
 // catchUp takes a snapshot, applies the changes since the last one, and
 // reports what is wrong: a key given twice, a change that is none, or a
 // mirror that differs from the snapshot.
-func (m *mirror) catchUp(tb *Table[uint64]) string { return m.catchUpTo(tb.Snapshot()) }
+func (m *mirror) catchUp(tb *Table[string, uint64]) string { return m.catchUpTo(tb.Snapshot()) }
 
 // catchUpTo is catchUp to the snapshot s.
-func (m *mirror) catchUpTo(s Snapshot[uint64]) string {
+func (m *mirror) catchUpTo(s Snapshot[string, uint64]) string {
 	given := map[string]bool{}
 	problem := ""
 	m.cur.Changes(m.prev, s, func(k string, v uint64, ok bool) {
@@ -237,7 +237,7 @@ func TestChangesAreTheNetChange(t *testing.T) {
 func netChanges(t *testing.T, seed uint64, limit int, slide bool) {
 	r := rand.New(rand.NewPCG(seed, 3))
 	const keys = 60
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	tb.log.limit = limit
 	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
 	defer sub.cur.Close()
@@ -254,7 +254,7 @@ func netChanges(t *testing.T, seed uint64, limit int, slide bool) {
 		case op < 5:
 			tb.Delete(k)
 		case op == 5:
-			tb.Batch(func(b Batch[uint64]) {
+			tb.Batch(func(b Batch[string, uint64]) {
 				for range 1 + r.IntN(6) {
 					if r.IntN(3) == 0 {
 						b.Delete(key(step))
@@ -284,7 +284,7 @@ func netChanges(t *testing.T, seed uint64, limit int, slide bool) {
 // the deletes from the log and then comparing its snapshots, must be told
 // of each key once.
 func TestChangesAfterManyDeletesAndGrowth(t *testing.T) {
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	tb.log.limit = 0
 	key := func(i int) string { return fmt.Sprint("k", i) }
 	for i := range 2000 {
@@ -323,7 +323,7 @@ func TestChangesAfterManyDeletesAndGrowth(t *testing.T) {
 // snapshot.
 func TestChangesUnderAWriter(t *testing.T) {
 	const keys, stores = 200, 30000
-	tb := New[uint64](0)
+	tb := New[string, uint64](0)
 	tb.log.limit = 0
 	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
 	defer sub.cur.Close()
@@ -354,13 +354,13 @@ func TestChangesUnderAWriter(t *testing.T) {
 // from a snapshot taken before the Store to one taken after must still
 // hold it.
 func TestCursorOpenedDuringAStore(t *testing.T) {
-	tb := New[uint64](4)
+	tb := New[string, uint64](4)
 	other := tb.Cursor() // so that Stores record entries
 	defer other.Close()
 	tb.Store("a", 1)
 	tb.Store("b", 2) // the log's block holds entries before the cursor's place
 	before := tb.Snapshot()
-	var cur *Cursor[uint64]
+	var cur *Cursor[string, uint64]
 	beforePublish = func() { cur = tb.Cursor() }
 	tb.Store("a", 3) // into the next version
 	beforePublish = nil

@@ -1,46 +1,3 @@
-// Package mvcc is a model, not a library: a multi-version hash table, kept
-// to measure one alternative to watchable's persistent trie for issue 14's
-// targets 3, 4, 7 and 8 (docs/design.md, "A multi-version table,
-// modelled"), and to be the first stage of the core that would replace the
-// trie. Nothing outside the benchmarks uses it.
-//
-// It is a whole map: string keys, values of one machine word (pointers,
-// or 64-bit integers), Store and Delete by one writer at a time, Load and
-// snapshots from any goroutine, growth, and iteration and the length of a
-// snapshot. It learns by itself which snapshots are still held, and at
-// its next trim (at least once a pass over the keys while it stores)
-// drops the older values that only snapshots let go of could read. A
-// subscriber's cursor gives it the net change of each key between two of
-// its snapshots (log.go). A Batch is seen whole. What a library on it
-// would still need is listed in docs/design.md, the key and partition
-// indexes first.
-//
-// Each slot is three words: where its key's bytes are, the newest value,
-// and a word with the version that wrote it (or deleted the key), the
-// key's length and some bits of its hash. Older values that snapshots may
-// still read are kept beside the slots, in lists by slot (history.go). A
-// Store overwrites the slot in place while no snapshot holds the current
-// version, as watchable's Live map changes nodes in place, and otherwise
-// writes into the next version; either way, when the slot was written in
-// an older version, it first keeps the old value in a record of its own
-// (one small allocation; a Batch's come from blocks). Keys
-// are at most 65,535 bytes long. A snapshot is a version number and the slot array of that
-// version, taken in O(1); Get at a version reads the slot, and the list
-// when the slot is newer. A table that grows makes a new array of the
-// newest values; snapshots taken before keep reading the old one, which
-// nobody writes again. While a Cursor is open, each Store and Delete also
-// appends its key to a change log (log.go), from which a subscriber learns
-// which keys changed up to its snapshot; one that lags too far is given
-// the changes by comparing its snapshots slot by slot instead.
-//
-// One thing differs from watchable's protocol, and a library would have to
-// settle it: a Snapshot taken while a Store changes the current version in
-// place waits until that Store is done (a few stores, for what the change
-// needs is allocated before it begins, unless the writer is descheduled). watchable's Freeze makes the change itself
-// instead and never waits; that is safe there because the writer never
-// writes a frozen version's nodes again, but here the next Store writes the
-// same slot, and a late repeat of the earlier change would undo it. Load
-// and Get never wait.
 package mvcc
 
 import (
@@ -54,17 +11,19 @@ import (
 	"unsafe"
 )
 
-// Table is a map from string keys to word-sized values. Store and Delete
+// Table is a map from keys of type K to values of type V. Store and Delete
 // must not be called concurrently with themselves or each other; Load,
 // Snapshot and a Snapshot's methods may be called from any goroutine at
 // any time.
-type Table[V any] struct {
+type Table[K comparable, V any] struct {
 	// state is the current version << 2 | its status.
 	state atomic.Uint64
 	// meta is the slot array and length of the current version, and
 	// through prev of the version before the last change of either.
-	meta atomic.Pointer[meta[V]]
-	ptr  bool // V is a pointer (else a 64-bit word)
+	meta    atomic.Pointer[meta]
+	vals    valueMode // how the slots keep values (see slot)
+	ptr     bool      // vals is not valueWord: the slots' values are pointers
+	strKeys bool      // K is a string: most keys are kept as their bytes
 
 	// The writer's own.
 	n, used int // live keys; slots taken, by keys or the deleted
@@ -72,15 +31,15 @@ type Table[V any] struct {
 	stores  int // Stores since the last trim
 	// lastHeld is the versions held at the last trim.
 	lastHeld []uint64
-	trimAt   int         // kept at which the writer trims
-	slab     []record[V] // a Batch's records, allocated together
-	batch    uint64      // the version a Batch writes, not yet published; 0 outside one
+	trimAt   int      // kept at which the writer trims
+	slab     []record // a Batch's records, allocated together
+	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
 	// while its version is current rather than make another.
-	last atomic.Pointer[snapshot[V]]
-	log  changeLog
+	last atomic.Pointer[snapshot[K, V]]
+	log  changeLog[K]
 }
 
 const (
@@ -95,40 +54,11 @@ const (
 // born on. Its size changes only while born is the current version and
 // that version is open, or born is a Batch's unpublished version; a
 // change to either in any other version makes a new meta.
-type meta[V any] struct {
+type meta struct {
 	born uint64
-	arr  *array[V]
+	arr  *array
 	size atomic.Int64
-	prev atomic.Pointer[meta[V]] // cut when the next meta is made
-}
-
-type slot[V any] struct {
-	// word is the key's tag | its length | deleted | the version that
-	// wrote val; 0 while the slot is empty. The tag (hash bits) and the
-	// length spare most probes a comparison of keys, whose bytes lie
-	// elsewhere.
-	word atomic.Uint64
-	// kp is the key's bytes, written before word first becomes
-	// non-zero, never again; its length is in word. A slot keeps no
-	// string header of 16 bytes.
-	kp  unsafe.Pointer
-	val V // one word, read and written atomically (see load, store)
-}
-
-const (
-	verBits   = 40
-	verMask   = 1<<verBits - 1
-	deleted   = 1 << verBits // in a slot's word: the key is gone at that version
-	lenShift  = verBits + 1
-	maxKeyLen = 1<<16 - 1
-	tagShift  = lenShift + 16
-	identMask = 1<<64 - 1<<lenShift // the tag and the length
-	gone      = 1 << 63             // in a record's ver: the key was absent
-)
-
-// key is the slot's key; w is its word, not 0.
-func (s *slot[V]) key(w uint64) string {
-	return unsafe.String((*byte)(s.kp), int(w>>lenShift&maxKeyLen))
+	prev atomic.Pointer[meta] // cut when the next meta is made
 }
 
 var seed = maphash.MakeSeed()
@@ -140,19 +70,14 @@ var seed = maphash.MakeSeed()
 var beforePublish, inChange func()
 
 // New returns an empty table with room for about capacity keys before it
-// grows. V must be a pointer, or an integer or float of 8 bytes aligned to
-// 8 (which a 32-bit platform does not give).
-func New[V any](capacity int) *Table[V] {
-	t := reflect.TypeFor[V]()
-	ptr := t.Kind() == reflect.Pointer
-	word := t.Size() == 8 && t.Align() == 8 && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64)
-	if !ptr && !word {
-		panic("mvcc: V must be a pointer, or an 8-byte integer or float aligned to 8, not " + t.String())
-	}
-	tb := &Table[V]{ptr: ptr, trimAt: 1024}
+// grows.
+func New[K comparable, V any](capacity int) *Table[K, V] {
+	tb := &Table[K, V]{vals: modeOf[V](), trimAt: 1024}
+	tb.ptr = tb.vals != valueWord
+	tb.strKeys = reflect.TypeFor[K]().Kind() == reflect.String
 	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
-	tb.meta.Store(&meta[V]{born: 1, arr: newArray[V](slotsFor(capacity))})
-	tb.log.head = new(chunk)
+	tb.meta.Store(&meta{born: 1, arr: newArray(slotsFor(capacity), tb.ptr)})
+	tb.log.head = new(chunk[K])
 	tb.log.tail.Store(tb.log.head)
 	tb.log.blocks, tb.log.limit = 1, 4
 	return tb
@@ -168,23 +93,21 @@ const maxLoad = 7
 func slotsFor(n int) int { return max(16, n*8/maxLoad+1) }
 
 // Version is the current version. It freezes nothing.
-func (t *Table[V]) Version() uint64 { return t.state.Load() >> 2 }
+func (t *Table[K, V]) Version() uint64 { return t.state.Load() >> 2 }
 
 // Len is the number of keys. Writer only.
-func (t *Table[V]) Len() int { return t.n }
+func (t *Table[K, V]) Len() int { return t.n }
 
 // find returns the slot of k in slots, or the empty slot where k would go;
-// k's tag, shifted into place; and the slot's word as find saw it, 0 if it
-// was empty. A slot find saw empty may hold another key by the time the
-// caller looks again; one that held k holds it for good.
-func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
-	if len(k) > maxKeyLen {
-		panic("mvcc: a key longer than 65,535 bytes") // a library would keep such keys boxed
-	}
-	h := maphash.String(seed, k)
+// k's tag and length, shifted into place; and the slot's word as find saw
+// it, 0 if it was empty. A slot find saw empty may hold another key by the
+// time the caller looks again; one that held k holds it for good.
+func (t *Table[K, V]) find(slots []slot, k K) (*slot, uint64, uint64) {
+	h := hashOf(k)
+	n := t.keyLen(k)
 	// The tag is the hash's low bits: the slot's index comes from the
 	// high ones.
-	tag := h<<tagShift | uint64(len(k))<<lenShift
+	tag := h<<tagShift | n<<lenShift
 	i, _ := bits.Mul64(h, uint64(len(slots)))
 	for ; ; i++ {
 		if i == uint64(len(slots)) {
@@ -192,16 +115,37 @@ func find[V any](slots []slot[V], k string) (*slot[V], uint64, uint64) {
 		}
 		s := &slots[i]
 		w := s.word.Load()
-		if w == 0 || w&identMask == tag && unsafe.String((*byte)(s.kp), len(k)) == k {
+		if w == 0 {
+			return s, tag, 0
+		}
+		if w&identMask != tag {
+			continue
+		}
+		if n == boxedLen {
+			if *(*K)(s.kp) == k {
+				return s, tag, w
+			}
+		} else if unsafe.String((*byte)(s.kp), int(n)) == *(*string)(unsafe.Pointer(&k)) {
 			return s, tag, w
 		}
 	}
 }
 
+// hashOverride, when not nil, replaces the seeded hash of keys: tests
+// force collisions with it. It must be set only while no table is in use.
+var hashOverride func(any) uint64
+
+func hashOf[K comparable](k K) uint64 {
+	if hashOverride != nil {
+		return hashOverride(k)
+	}
+	return maphash.Comparable(seed, k)
+}
+
 // metaAt returns the meta of version v, or nil if the writer has since
 // cut the link to it (after a growth, or a second change of length): the
 // caller should read the version again.
-func (t *Table[V]) metaAt(v uint64) *meta[V] {
+func (t *Table[K, V]) metaAt(v uint64) *meta {
 	m := t.meta.Load()
 	for m != nil && m.born > v {
 		m = m.prev.Load()
@@ -212,7 +156,7 @@ func (t *Table[V]) metaAt(v uint64) *meta[V] {
 // Load returns the value of k in the current version. It never waits. A
 // Store into the next version is not seen before it is published, so a
 // Snapshot taken after a Load sees what the Load saw.
-func (t *Table[V]) Load(k string) (V, bool) {
+func (t *Table[K, V]) Load(k K) (V, bool) {
 	for {
 		trims := t.held.trims.Load()
 		v := t.state.Load() >> 2
@@ -220,37 +164,36 @@ func (t *Table[V]) Load(k string) (V, bool) {
 		if m == nil {
 			continue
 		}
-		s, _, w := find(m.arr.slots, k)
-		val, ok, old, _ := t.at(m.arr, s, w, v)
+		s, _, w := t.find(m.arr.slots, k)
+		r, ok, old, _ := t.at(m.arr, s, w, v)
 		// An older value read from a list is good unless the writer
 		// trimmed meanwhile: no snapshot of the Load's own holds v.
 		if !old || t.held.trims.Load() == trims {
-			return val, ok
+			return t.fromRaw(r), ok
 		}
 	}
 }
 
 // Store sets k to val. Writer only.
-func (t *Table[V]) Store(k string, val V) { t.set(k, val, false) }
+func (t *Table[K, V]) Store(k K, val V) { t.set(k, t.toRaw(val), false) }
 
 // Delete removes k, and reports whether it was there. Writer only.
-func (t *Table[V]) Delete(k string) bool {
-	_, _, w := find(t.meta.Load().arr.slots, k)
+func (t *Table[K, V]) Delete(k K) bool {
+	_, _, w := t.find(t.meta.Load().arr.slots, k)
 	if w == 0 || w&deleted != 0 {
 		return false
 	}
-	var zero V
-	t.set(k, zero, true)
+	t.set(k, raw{}, true)
 	return true
 }
 
-// set stores val at k, or deletes k. Writer only.
-func (t *Table[V]) set(k string, val V, del bool) {
+// set stores the value r keeps at k, or deletes k. Writer only.
+func (t *Table[K, V]) set(k K, r raw, del bool) {
 	m := t.meta.Load()
-	s, tag, w := find(m.arr.slots, k)
+	s, tag, w := t.find(m.arr.slots, k)
 	if w == 0 && t.used+1 > len(m.arr.slots)*maxLoad/8 {
 		m = t.grow()
-		s, tag, w = find(m.arr.slots, k)
+		s, tag, w = t.find(m.arr.slots, k)
 	}
 	delta := 0
 	switch {
@@ -268,15 +211,20 @@ func (t *Table[V]) set(k string, val V, del bool) {
 	// What a change in place needs is allocated before it begins, for
 	// a snapshot may wait for the change: a new meta if the length
 	// changes in a version that did not make m, a record if the slot
-	// was written in an older version, and room for it in the history.
-	var next *meta[V]
+	// was written in an older version, and room for it in the history,
+	// and a boxed key for a new slot (the caller boxed the value).
+	var next *meta
 	if delta != 0 && m.born != ver {
-		next = new(meta[V])
+		next = new(meta)
 	}
-	var kept *record[V]
+	var kept *record
 	if w != 0 && w&verMask < ver && t.batch == 0 {
-		kept = new(record[V])
+		kept = &newRecords(1, t.ptr)[0]
 		m.arr.room()
+	}
+	var kp unsafe.Pointer
+	if w == 0 {
+		kp = t.keyPtr(k)
 	}
 	inPlace := false
 	switch {
@@ -288,7 +236,7 @@ func (t *Table[V]) set(k string, val V, del bool) {
 		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
 	}
 	if w == 0 {
-		s.kp = unsafe.Pointer(unsafe.StringData(k)) // nobody reads it before the slot's word is set
+		s.kp = kp // nobody reads it before the slot's word is set
 		t.used++
 	}
 	if delta != 0 {
@@ -297,14 +245,14 @@ func (t *Table[V]) set(k string, val V, del bool) {
 			m.size.Store(int64(t.n))
 		} else {
 			if next == nil { // not in place: no snapshot waits
-				next = new(meta[V])
+				next = new(meta)
 			}
 			t.newMeta(next, m.arr, ver)
 		}
 	}
-	t.write(m.arr, s, tag, w, ver, val, del, kept)
+	t.write(m.arr, s, tag, w, ver, r, del, kept)
 	if logging {
-		t.log.append(Entry{ver, k}) // before a snapshot of ver can be taken
+		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
 	switch {
 	case t.batch != 0:
@@ -333,7 +281,7 @@ func (t *Table[V]) set(k string, val V, del bool) {
 // so that a writer that stopped keeping them still lets go of those kept
 // and of a large history table, when a pass over the keys has been made
 // since the last trim and some are kept, or the table is large.
-func (t *Table[V]) trimDue() bool {
+func (t *Table[K, V]) trimDue() bool {
 	if t.kept > t.trimAt {
 		return true
 	}
@@ -348,7 +296,7 @@ func (t *Table[V]) trimDue() bool {
 // visible at once: they all write the next version, which is published
 // when fn returns (or panics: a model's batch is not undone). Writer only;
 // b must not be used after fn returns, and fn must not call Batch.
-func (t *Table[V]) Batch(fn func(b Batch[V])) {
+func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	if t.batch != 0 {
 		panic("mvcc: a Batch inside a Batch")
 	}
@@ -378,17 +326,17 @@ func (t *Table[V]) Batch(fn func(b Batch[V])) {
 			t.trim(t.kept <= t.trimAt)
 		}
 	}()
-	fn(Batch[V]{t})
+	fn(Batch[K, V]{t})
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).
-type Batch[V any] struct{ t *Table[V] }
+type Batch[K comparable, V any] struct{ t *Table[K, V] }
 
 // Store sets k to val in the batch.
-func (b Batch[V]) Store(k string, val V) { b.t.set(k, val, false) }
+func (b Batch[K, V]) Store(k K, val V) { b.t.Store(k, val) }
 
 // Delete removes k in the batch, and reports whether it was there.
-func (b Batch[V]) Delete(k string) bool { return b.t.Delete(k) }
+func (b Batch[K, V]) Delete(k K) bool { return b.t.Delete(k) }
 
 // newMeta publishes the meta of slots from version ver on, with the
 // writer's count of keys. The one before it stays its prev, for a reader
@@ -396,7 +344,7 @@ func (b Batch[V]) Delete(k string) bool { return b.t.Delete(k) }
 // grows lets go of the old one at once, unless snapshots hold it. Either
 // way it cuts the one before that: a reader that finds no meta old enough
 // reads the version again.
-func (t *Table[V]) newMeta(m *meta[V], arr *array[V], ver uint64) *meta[V] {
+func (t *Table[K, V]) newMeta(m *meta, arr *array, ver uint64) *meta {
 	m.born, m.arr = ver, arr
 	m.size.Store(int64(t.n))
 	old := t.meta.Load()
@@ -417,9 +365,9 @@ func (t *Table[V]) newMeta(m *meta[V], arr *array[V], ver uint64) *meta[V] {
 // the keys need, and publishes it as the current version's. The new array
 // holds no older values: a snapshot older than the current version reads
 // the old array, which nobody writes again. Writer only.
-func (t *Table[V]) grow() *meta[V] {
+func (t *Table[K, V]) grow() *meta {
 	old := t.meta.Load().arr.slots
-	arr := newArray[V](slotsFor(2*t.n + 1))
+	arr := newArray(slotsFor(2*t.n+1), t.ptr)
 	slots := arr.slots
 	for i := range old {
 		o := &old[i]
@@ -427,9 +375,9 @@ func (t *Table[V]) grow() *meta[V] {
 		if w == 0 || w&deleted != 0 {
 			continue
 		}
-		s, _, _ := find(slots, o.key(w))
+		s, _, _ := t.find(slots, key[K](o, w))
 		s.kp = o.kp
-		s.val = t.load(&o.val)
+		storeRaw(&s.v, loadRaw(&o.v, t.ptr), t.ptr)
 		s.word.Store(w)
 	}
 	t.used = t.n
@@ -438,7 +386,7 @@ func (t *Table[V]) grow() *meta[V] {
 	if t.batch != 0 {
 		born = t.batch // the array holds the batch's Stores so far
 	}
-	return t.newMeta(new(meta[V]), arr, born)
+	return t.newMeta(new(meta), arr, born)
 }
 
 // write stores val into slot s, whose word was w, as version ver, or
@@ -452,13 +400,13 @@ func (t *Table[V]) grow() *meta[V] {
 //
 // The old value is kept first, in r if it is not nil, when s was written
 // in an older version, which a snapshot may hold.
-func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del bool, r *record[V]) {
+func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del bool, r *record) {
 	nw := tag | ver
 	if del {
 		nw |= deleted
 	}
 	if w == 0 {
-		t.store(&s.val, val)
+		storeRaw(&s.v, val, t.ptr)
 		s.word.Store(nw)
 		return
 	}
@@ -466,7 +414,8 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 		if r == nil {
 			r = t.record()
 		}
-		r.ver, r.val = w&verMask, t.load(&s.val)
+		r.ver = w & verMask
+		storeRaw(&r.v, loadRaw(&s.v, t.ptr), t.ptr)
 		if w&deleted != 0 {
 			r.ver |= gone
 		}
@@ -474,38 +423,33 @@ func (t *Table[V]) write(a *array[V], s *slot[V], tag, w, ver uint64, val V, del
 		t.kept++
 	}
 	if w&deleted != 0 {
-		t.store(&s.val, val)
+		storeRaw(&s.v, val, t.ptr)
 		s.word.Store(nw)
 		return
 	}
 	s.word.Store(nw)
-	t.store(&s.val, val)
+	storeRaw(&s.v, val, t.ptr)
 }
 
 // record returns a new record: in a Batch, from a block of records
 // allocated together, dropped when the batch ends (the collector frees a
 // block once none of its records is reachable); otherwise alone.
-func (t *Table[V]) record() *record[V] {
+func (t *Table[K, V]) record() *record {
 	if t.batch == 0 {
-		return new(record[V])
+		return &newRecords(1, t.ptr)[0]
 	}
 	if len(t.slab) == 0 {
-		t.slab = make([]record[V], 256)
+		t.slab = newRecords(256, t.ptr)
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
 	return r
 }
 
-// index is s's place in slots.
-func (s *slot[V]) index(slots []slot[V]) int {
-	return int((uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&slots[0]))) / unsafe.Sizeof(*s))
-}
-
 // at returns the value at version at of the key in sl, whose word find saw
 // as w; whether it came from the list of older values; and the version
 // that wrote it, or deleted the key (0 if the key came later).
-func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older bool, ver uint64) {
+func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
 		if ver > at {
@@ -516,7 +460,7 @@ func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older 
 					if r.ver&gone != 0 {
 						return val, false, true, rv
 					}
-					return t.load(&r.val), true, true, rv
+					return loadRaw(&r.v, t.ptr), true, true, rv
 				}
 			}
 			return val, false, true, 0 // the key came later
@@ -524,7 +468,7 @@ func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older 
 		if w&deleted != 0 {
 			return val, false, false, ver
 		}
-		v := t.load(&sl.val)
+		v := loadRaw(&sl.v, t.ptr)
 		w2 := sl.word.Load()
 		if w2 == w {
 			return v, true, false, ver
@@ -535,26 +479,9 @@ func (t *Table[V]) at(a *array[V], sl *slot[V], w, at uint64) (val V, ok, older 
 	return val, false, false, 0
 }
 
-func (t *Table[V]) load(p *V) V {
-	if t.ptr {
-		x := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(p)))
-		return *(*V)(unsafe.Pointer(&x))
-	}
-	x := atomic.LoadUint64((*uint64)(unsafe.Pointer(p)))
-	return *(*V)(unsafe.Pointer(&x))
-}
-
-func (t *Table[V]) store(p *V, v V) {
-	if t.ptr {
-		atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(p)), *(*unsafe.Pointer)(unsafe.Pointer(&v)))
-		return
-	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(p)), *(*uint64)(unsafe.Pointer(&v)))
-}
-
 // History is the number of older values kept for snapshots. Writer only;
 // O(N).
-func (t *Table[V]) History() int { return t.meta.Load().arr.count() }
+func (t *Table[K, V]) History() int { return t.meta.Load().arr.count() }
 
 // heldSnapshots is what the table knows of the snapshots still held: a
 // mark for each version a snapshot was made of, which the collector sets
@@ -603,7 +530,7 @@ func (h *heldSnapshots) count() {
 // caller that has just let go of many snapshots. Writer only; inside a
 // Batch it does nothing, for the published version still reads the
 // values the batch replaced.
-func (t *Table[V]) Trim() { t.trim(false) }
+func (t *Table[K, V]) Trim() { t.trim(false) }
 
 // trim finds the versions that snapshots still hold, and unlinks from
 // each list of older values every value that none of them reads.
@@ -614,7 +541,7 @@ func (t *Table[V]) Trim() { t.trim(false) }
 // versions changed since the last trim, or none is held and the table of
 // older values is not empty and small: otherwise it could cut nothing
 // that the next trim would not.
-func (t *Table[V]) trim(periodic bool) {
+func (t *Table[K, V]) trim(periodic bool) {
 	if t.batch != 0 {
 		return // the published version reads the batch's older values
 	}
@@ -648,7 +575,7 @@ func (t *Table[V]) trim(periodic bool) {
 		// value, and a Load of an older one reads again (trims). Drop
 		// them all at once, keeping the table's room for the next.
 		if h := a.older.Load(); len(h.e) > 64 && h.used*8 < len(h.e) {
-			a.older.Store(newHistory[V](16)) // far larger than what it held: let it go
+			a.older.Store(newHistory(16)) // far larger than what it held: let it go
 		} else {
 			h.clear()
 		}
@@ -681,8 +608,7 @@ func (t *Table[V]) trim(periodic bool) {
 			// held version reads r, and the value before it is
 			// read by the versions it was read by.
 			link.Store(r.older.Load())
-			var zero V
-			t.store(&r.val, zero) // its block of records may outlive it
+			storeRaw(&r.v, raw{}, t.ptr) // its block of records may outlive it
 		}
 	}
 	// The next trim comes after as many new older values as this one
@@ -695,7 +621,7 @@ func (t *Table[V]) trim(periodic bool) {
 // never sees a later Store. It waits for a Store changing the version in
 // place, if one is under way. The older values it reads are kept until it
 // is unreachable.
-func (t *Table[V]) Snapshot() Snapshot[V] {
+func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 	for {
 		trims := t.held.trims.Load()
 		st := t.state.Load()
@@ -714,13 +640,13 @@ func (t *Table[V]) Snapshot() Snapshot[V] {
 		}
 		v := st >> 2
 		if s := t.last.Load(); s != nil && s.ver == v {
-			return Snapshot[V]{s}
+			return Snapshot[K, V]{s}
 		}
 		m := t.metaAt(v)
 		if m == nil {
 			continue
 		}
-		s := &snapshot[V]{t: t, ver: v, arr: m.arr, size: int(m.size.Load())}
+		s := &snapshot[K, V]{t: t, ver: v, arr: m.arr, size: int(m.size.Load())}
 		mk := &mark{ver: v}
 		runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
 		t.held.add(mk)
@@ -732,54 +658,52 @@ func (t *Table[V]) Snapshot() Snapshot[V] {
 			continue
 		}
 		t.last.Store(s)
-		return Snapshot[V]{s}
+		return Snapshot[K, V]{s}
 	}
 }
 
 // Snapshot is a table at one version.
-type Snapshot[V any] struct{ *snapshot[V] }
+type Snapshot[K comparable, V any] struct{ *snapshot[K, V] }
 
-type snapshot[V any] struct {
-	t    *Table[V]
+type snapshot[K comparable, V any] struct {
+	t    *Table[K, V]
 	ver  uint64
-	arr  *array[V]
+	arr  *array
 	size int
 }
 
 // Version is the snapshot's version.
-func (s Snapshot[V]) Version() uint64 { return s.ver }
+func (s Snapshot[K, V]) Version() uint64 { return s.ver }
 
 // Len is the number of keys at the snapshot's version.
-func (s Snapshot[V]) Len() int { return s.size }
+func (s Snapshot[K, V]) Len() int { return s.size }
 
 // Get returns k's value at the snapshot's version. It never waits.
-func (s Snapshot[V]) Get(k string) (V, bool) {
-	sl, _, w := find(s.arr.slots, k)
-	v, ok, _, _ := s.t.at(s.arr, sl, w, s.ver)
-	runtime.KeepAlive(s.snapshot)
-	return v, ok
+func (s Snapshot[K, V]) Get(k K) (V, bool) {
+	r, ok, _ := s.lookup(k)
+	return s.t.fromRaw(r), ok
 }
 
-// lookup returns k's value at the snapshot's version, and the version that
-// wrote it or deleted k (0 if k is not in the snapshot's array, or came
-// later).
-func (s Snapshot[V]) lookup(k string) (V, bool, uint64) {
-	sl, _, w := find(s.arr.slots, k)
-	v, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
+// lookup returns the word of k's value at the snapshot's version, and the
+// version that wrote it or deleted k (0 if k is not in the snapshot's
+// array, or came later).
+func (s Snapshot[K, V]) lookup(k K) (raw, bool, uint64) {
+	sl, _, w := s.t.find(s.arr.slots, k)
+	r, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
-	return v, ok, ver
+	return r, ok, ver
 }
 
 // All calls yield with each key and value at the snapshot's version, in
 // the order of the slots, until yield returns false.
-func (s Snapshot[V]) All(yield func(string, V) bool) {
+func (s Snapshot[K, V]) All(yield func(K, V) bool) {
 	for i := range s.arr.slots {
 		sl := &s.arr.slots[i]
 		w := sl.word.Load()
 		if w == 0 {
 			continue
 		}
-		if v, ok, _, _ := s.t.at(s.arr, sl, w, s.ver); ok && !yield(sl.key(w), v) {
+		if r, ok, _, _ := s.t.at(s.arr, sl, w, s.ver); ok && !yield(key[K](sl, w), s.t.fromRaw(r)) {
 			break
 		}
 	}

@@ -3,20 +3,23 @@ package mvcc
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // array is a slot array and the older values of its slots. The older
 // values live beside the slots rather than in them, so that a slot is
 // three words: few slots have any, and only until the writer's next trim
 // after the snapshots that read them are gone.
-type array[V any] struct {
-	slots []slot[V]
-	older atomic.Pointer[history[V]]
+type array struct {
+	slots []slot
+	older atomic.Pointer[history]
 }
 
-func newArray[V any](n int) *array[V] {
-	a := &array[V]{slots: make([]slot[V], n)}
-	a.older.Store(newHistory[V](16))
+// newArray makes an array of n empty slots; ptr says whether their
+// values are pointers (see slot).
+func newArray(n int, ptr bool) *array {
+	a := &array{slots: newSlots(n, ptr)}
+	a.older.Store(newHistory(16))
 	return a
 }
 
@@ -25,39 +28,57 @@ func newArray[V any](n int) *array[V] {
 // without locks. An entry once given to a slot stays that slot's; the
 // writer makes a new table, of the entries that still hold a list, when
 // too many are taken.
-type history[V any] struct {
-	e     []entry[V] // a power of two of them
-	shift uint8      // 32 - log2(len(e))
-	used  int        // entries given to a slot; writer only
+type history struct {
+	e     []entry // a power of two of them
+	shift uint8   // 32 - log2(len(e))
+	used  int     // entries given to a slot; writer only
 }
 
-type entry[V any] struct {
+type entry struct {
 	slot atomic.Uint32 // the slot's index + 1; 0 while free
-	head atomic.Pointer[record[V]]
+	head atomic.Pointer[record]
 }
 
-func newHistory[V any](n int) *history[V] {
-	return &history[V]{e: make([]entry[V], n), shift: uint8(32 - bits.TrailingZeros(uint(n)))}
+func newHistory(n int) *history {
+	return &history{e: make([]entry, n), shift: uint8(32 - bits.TrailingZeros(uint(n)))}
 }
 
 // record is a value a slot held before, for the snapshots older than the
 // slot's version.
-type record[V any] struct {
-	ver   uint64 // | gone
-	val   V
-	older atomic.Pointer[record[V]] // cut by the writer while readers walk it
+type record struct {
+	ver   uint64                 // | gone
+	v     uint64                 // the value's word, as a slot's v (a pointer in a pointerRecord)
+	older atomic.Pointer[record] // cut by the writer while readers walk it
+}
+
+// pointerRecord is record with v typed as the pointer it holds, as
+// pointerSlot is slot.
+type pointerRecord struct {
+	ver   uint64
+	v     unsafe.Pointer
+	older atomic.Pointer[record]
+}
+
+// newRecords allocates n records; ptr says whether their values are
+// pointers.
+func newRecords(n int, ptr bool) []record {
+	if !ptr {
+		return make([]record, n)
+	}
+	r := make([]pointerRecord, n)
+	return unsafe.Slice((*record)(unsafe.Pointer(unsafe.SliceData(r))), n)
 }
 
 // spot returns the first entry to look at for slot i: the high bits of
 // i times 2^32 divided by the golden ratio, which spread neighbours apart.
-func (h *history[V]) spot(i int) uint32 {
+func (h *history) spot(i int) uint32 {
 	return uint32(i) * 0x9E3779B1 >> h.shift
 }
 
 // list returns the newest older value of slot i, or nil. A reader calls it
 // after it read the slot's word: the writer adds a value to the list
 // before it changes the word, and to the newest table.
-func (a *array[V]) list(i int) *record[V] {
+func (a *array) list(i int) *record {
 	h := a.older.Load()
 	for j := h.spot(i); ; j = (j + 1) & uint32(len(h.e)-1) {
 		switch h.e[j].slot.Load() {
@@ -71,14 +92,14 @@ func (a *array[V]) list(i int) *record[V] {
 
 // room makes sure the next keep finds room without rebuilding the table.
 // Writer only.
-func (a *array[V]) room() {
+func (a *array) room() {
 	if h := a.older.Load(); (h.used+1)*4 > len(h.e)*3 {
 		a.rebuild(h)
 	}
 }
 
 // keep puts r at the head of slot i's list. Writer only.
-func (a *array[V]) keep(i int, r *record[V]) {
+func (a *array) keep(i int, r *record) {
 	a.room()
 	h := a.older.Load()
 	for j := h.spot(i); ; j = (j + 1) & uint32(len(h.e)-1) {
@@ -101,7 +122,7 @@ func (a *array[V]) keep(i int, r *record[V]) {
 // room for as many again. A reader on h reads the lists as they were, and
 // the writer changes only the new one: that is safe for the reader,
 // whose values were kept before it read its slot. Writer only.
-func (a *array[V]) rebuild(h *history[V]) *history[V] {
+func (a *array) rebuild(h *history) *history {
 	live := 0
 	for j := range h.e {
 		if h.e[j].head.Load() != nil {
@@ -112,7 +133,7 @@ func (a *array[V]) rebuild(h *history[V]) *history[V] {
 	for n*3 < (live+1)*2*4 {
 		n *= 2
 	}
-	nh := newHistory[V](n)
+	nh := newHistory(n)
 	for j := range h.e {
 		e := &h.e[j]
 		if r := e.head.Load(); r != nil {
@@ -132,7 +153,7 @@ func (a *array[V]) rebuild(h *history[V]) *history[V] {
 
 // clear empties h in place, for a reader that reads again when the writer
 // trims. Writer only.
-func (h *history[V]) clear() {
+func (h *history) clear() {
 	for j := range h.e {
 		if h.e[j].slot.Load() != 0 {
 			h.e[j].head.Store(nil)
@@ -143,7 +164,7 @@ func (h *history[V]) clear() {
 }
 
 // count is the number of older values kept. Writer only.
-func (a *array[V]) count() int {
+func (a *array) count() int {
 	n := 0
 	h := a.older.Load()
 	for j := range h.e {

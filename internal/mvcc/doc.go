@@ -1,0 +1,46 @@
+// Package mvcc is a multi-version hash table: the core that watchable's
+// Map is being rebuilt on, in place of its persistent trie
+// (docs/design.md, "A multi-version table, modelled" and "The decision").
+// Until Map moves onto it, the benchmarks' model (lib=mvcc, with -model)
+// is its only user.
+//
+// A Table maps keys of any comparable type to values of any type. One
+// writer at a time Stores and Deletes; Load and snapshots work from any
+// goroutine. It grows, lists and counts a snapshot, and learns by itself
+// which snapshots are still held: at its next trim (at least once a pass
+// over the keys while it stores) it drops the older values that only
+// snapshots let go of could read. A subscriber's cursor gives it the net
+// change of each key between two of its snapshots (log.go). A Batch is
+// seen whole.
+//
+// Each slot is three words (slot.go): where its key is, the newest value,
+// and a word with the version that wrote it (or deleted the key), the
+// key's length and some bits of its hash. A string key is kept as its
+// bytes; a value of one word (a pointer, or a 64-bit integer or float)
+// is kept in the slot; any other key or value is kept as a copy of its
+// own, allocated when it is stored. Older values that snapshots may still
+// read are kept beside the slots, in lists by slot (history.go). A Store
+// overwrites the slot in place while no snapshot holds the current
+// version, as the trie's Live map changes nodes in place, and otherwise
+// writes into the next version; either way, when the slot was written in
+// an older version, it first keeps the old value in a record of its own
+// (one small allocation; a Batch's come from blocks). A snapshot is a
+// version number and the slot array of that version, taken in O(1); Get
+// at a version reads the slot, and the list when the slot is newer. A
+// table that grows makes a new array of the newest values; snapshots
+// taken before keep reading the old one, which nobody writes again. While
+// a Cursor is open, each Store and Delete also appends its key to a
+// change log, from which a subscriber learns which keys changed up to its
+// snapshot; one that lags too far is given the changes by comparing its
+// snapshots slot by slot instead.
+//
+// One thing differs from watchable's protocol, and Map must settle it
+// before it moves: a Snapshot taken while a Store changes the current
+// version in place waits until that Store is done (a few stores, for what
+// the change needs is allocated before it begins, unless the writer is
+// descheduled). The trie's Freeze makes the change itself instead and
+// never waits; that is safe there because the writer never writes a
+// frozen version's nodes again, but here the next Store writes the same
+// slot, and a late repeat of the earlier change would undo it. Load and
+// Get never wait.
+package mvcc
