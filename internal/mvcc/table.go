@@ -25,6 +25,12 @@ type Table[K comparable, V any] struct {
 	ptr     bool      // vals is not valueWord: the slots' values are pointers
 	strKeys bool      // K is a string: most keys are kept as their bytes
 
+	// stamps is the stamp of the current version (see Stamp) at
+	// stamps[version&1]; the writer sets the next version's at the
+	// other index before it publishes it, and a reader that read a
+	// stamp checks that the version did not move on meanwhile.
+	stamps [2]atomic.Uint64
+
 	// The writer's own.
 	n, used int // live keys; slots taken, by keys or the deleted
 	kept    int // older values kept since the last trim
@@ -34,6 +40,7 @@ type Table[K comparable, V any] struct {
 	trimAt   int      // kept at which the writer trims
 	slab     []record // a Batch's records, allocated together
 	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
+	stamp    uint64   // the stamp a Batch publishes
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
@@ -68,6 +75,10 @@ var seed = maphash.MakeSeed()
 // Store changing the current version in place, before it ends the change:
 // tests look at the table there, as a reader could.
 var beforePublish, inChange func()
+
+// afterFreeze, when not nil, is called by Snapshot after it froze a
+// version and before it reads the version's stamp.
+var afterFreeze func()
 
 // New returns an empty table with room for about capacity keys before it
 // grows.
@@ -174,21 +185,58 @@ func (t *Table[K, V]) Load(k K) (V, bool) {
 	}
 }
 
-// Store sets k to val. Writer only.
-func (t *Table[K, V]) Store(k K, val V) { t.set(k, t.toRaw(val), false) }
+// Store sets k to val, keeping the stamp. Writer only.
+func (t *Table[K, V]) Store(k K, val V) { t.StoreStamped(k, val, t.writerStamp()) }
 
-// Delete removes k, and reports whether it was there. Writer only.
-func (t *Table[K, V]) Delete(k K) bool {
+// StoreStamped sets k to val, and the stamp of the version it writes to
+// stamp. Writer only.
+func (t *Table[K, V]) StoreStamped(k K, val V, stamp uint64) {
+	t.set(k, t.toRaw(val), false, stamp)
+}
+
+// Delete removes k, keeping the stamp, and reports whether it was there.
+// Writer only.
+func (t *Table[K, V]) Delete(k K) bool { return t.DeleteStamped(k, t.writerStamp()) }
+
+// DeleteStamped removes k, and reports whether it was there; if it was,
+// the stamp of the version it writes becomes stamp. Writer only.
+func (t *Table[K, V]) DeleteStamped(k K, stamp uint64) bool {
 	_, _, w := t.find(t.meta.Load().arr.slots, k)
 	if w == 0 || w&deleted != 0 {
 		return false
 	}
-	t.set(k, raw{}, true)
+	t.set(k, raw{}, true, stamp)
 	return true
 }
 
-// set stores the value r keeps at k, or deletes k. Writer only.
-func (t *Table[K, V]) set(k K, r raw, del bool) {
+// Stamp is the stamp of the current version: a number the writer gives
+// each version it writes, with StoreStamped, DeleteStamped or
+// Batch.Stamp, which a Snapshot of the version reports. Where the writer
+// gives none, a version keeps the stamp of the one before; the first
+// version's is 0. watchable's Map keeps its revision there. It never
+// waits.
+func (t *Table[K, V]) Stamp() uint64 {
+	for {
+		v := t.state.Load() >> 2
+		s := t.stamps[v&1].Load()
+		if t.state.Load()>>2 == v {
+			return s
+		}
+	}
+}
+
+// writerStamp is the stamp the writer's next change keeps. Writer only.
+func (t *Table[K, V]) writerStamp() uint64 {
+	if t.batch != 0 {
+		return t.stamp
+	}
+	return t.stamps[t.state.Load()>>2&1].Load()
+}
+
+// set stores the value r keeps at k, or deletes k, and stamps the version
+// it writes (not a Batch's, which the batch stamps when it publishes).
+// Writer only.
+func (t *Table[K, V]) set(k K, r raw, del bool, stamp uint64) {
 	m := t.meta.Load()
 	s, tag, w := t.find(m.arr.slots, k)
 	if w == 0 && t.used+1 > len(m.arr.slots)*maxLoad/8 {
@@ -254,6 +302,9 @@ func (t *Table[K, V]) set(k K, r raw, del bool) {
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
+	if t.batch == 0 {
+		t.stamps[ver&1].Store(stamp)
+	}
 	switch {
 	case t.batch != 0:
 	case inPlace:
@@ -306,6 +357,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		st := t.state.Load()
 		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st|statusFrozen) {
 			t.batch = st>>2 + 1
+			t.stamp = t.stamps[st>>2&1].Load()
 			break
 		}
 	}
@@ -315,6 +367,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		if beforePublish != nil {
 			beforePublish()
 		}
+		t.stamps[v&1].Store(t.stamp)
 		t.state.Store(v << 2)
 		if m := t.meta.Load(); m.prev.Load() != nil && m.prev.Load().arr != m.arr {
 			// The batch grew the table: once it is published, let go
@@ -333,7 +386,11 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 type Batch[K comparable, V any] struct{ t *Table[K, V] }
 
 // Store sets k to val in the batch.
-func (b Batch[K, V]) Store(k K, val V) { b.t.Store(k, val) }
+func (b Batch[K, V]) Store(k K, val V) { b.t.set(k, b.t.toRaw(val), false, 0) }
+
+// Stamp sets the stamp the batch's version is published with; without
+// it, the version keeps the stamp of the one before.
+func (b Batch[K, V]) Stamp(stamp uint64) { b.t.stamp = stamp }
 
 // Delete removes k in the batch, and reports whether it was there.
 func (b Batch[K, V]) Delete(k K) bool { return b.t.Delete(k) }
@@ -646,7 +703,14 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 		if m == nil {
 			continue
 		}
-		s := &snapshot[K, V]{t: t, ver: v, arr: m.arr, size: int(m.size.Load())}
+		if afterFreeze != nil {
+			afterFreeze()
+		}
+		stamp := t.stamps[v&1].Load()
+		if t.state.Load()>>2 != v {
+			continue // the stamp may be a later version's
+		}
+		s := &snapshot[K, V]{t: t, ver: v, stamp: stamp, arr: m.arr, size: int(m.size.Load())}
 		mk := &mark{ver: v}
 		runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
 		t.held.add(mk)
@@ -666,14 +730,18 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 type Snapshot[K comparable, V any] struct{ *snapshot[K, V] }
 
 type snapshot[K comparable, V any] struct {
-	t    *Table[K, V]
-	ver  uint64
-	arr  *array
-	size int
+	t     *Table[K, V]
+	ver   uint64
+	stamp uint64
+	arr   *array
+	size  int
 }
 
 // Version is the snapshot's version.
 func (s Snapshot[K, V]) Version() uint64 { return s.ver }
+
+// Stamp is the stamp of the snapshot's version (see Table.Stamp).
+func (s Snapshot[K, V]) Stamp() uint64 { return s.stamp }
 
 // Len is the number of keys at the snapshot's version.
 func (s Snapshot[K, V]) Len() int { return s.size }

@@ -653,3 +653,77 @@ func TestUnlinkedValuesAreFreed(t *testing.T) {
 		t.Errorf("the held snapshot reads %v, %v at %s", v, ok, key(0))
 	}
 }
+
+// TestStampsAgreeWithTheirVersions stores, under readers taking
+// snapshots, the number of each write both as the value of one key and as
+// the stamp of the version it writes, in place or into the next version,
+// alone or in a batch (which stamps the version it publishes once), and
+// with plain Stores in between that must keep the stamp. Every snapshot
+// must report the stamp of the contents it holds, and Table.Stamp must
+// never go back.
+func TestStampsAgreeWithTheirVersions(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("n", 0)
+	var bad atomic.Value
+	lastStamp := make([]uint64, 2)
+	whileWriting(2, func(r int) {
+		st := tb.Stamp()
+		if st < lastStamp[r] {
+			bad.Store(fmt.Sprintf("Stamp went back from %d to %d", lastStamp[r], st))
+		}
+		lastStamp[r] = st
+		s := tb.Snapshot()
+		// A deleted n holds a stamp of the writes numbered 3 modulo 7.
+		if v, ok := s.Get("n"); ok && v != s.Stamp() || !ok && s.Stamp()%7 != 3 {
+			bad.Store(fmt.Sprintf("a snapshot holds n = %d, %v with stamp %d", v, ok, s.Stamp()))
+		}
+	}, func() {
+		for i := uint64(1); i <= 20000; i++ {
+			switch i % 7 {
+			case 0:
+				tb.Batch(func(b Batch[string, uint64]) {
+					b.Store("n", i)
+					b.Store(fmt.Sprint("k", i%100), i)
+					b.Stamp(i)
+				})
+			case 1, 2:
+				tb.StoreStamped("n", i, i)
+				tb.Store(fmt.Sprint("k", i%100), i) // keeps the stamp
+			case 3:
+				tb.DeleteStamped("n", i)
+				tb.StoreStamped("n", i, i)
+			default:
+				tb.StoreStamped("n", i, i)
+			}
+		}
+	})
+	if msg := bad.Load(); msg != nil {
+		t.Fatal(msg)
+	}
+	if got := tb.Stamp(); got != 20000 {
+		t.Errorf("Stamp = %d at the end, want 20000", got)
+	}
+}
+
+// TestSnapshotReadsTheStampOfItsVersion makes the writer publish two
+// versions while a Snapshot is between freezing a version and reading
+// its stamp, so that the stamp it finds at the version's place is a later
+// version's: the Snapshot must take the version again, and report the
+// stamp of what it holds.
+func TestSnapshotReadsTheStampOfItsVersion(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.StoreStamped("n", 1, 1)
+	tb.Snapshot() // freezes the version of n = 1
+	tb.last.Store(nil)
+	afterFreeze = func() {
+		afterFreeze = nil
+		tb.StoreStamped("n", 2, 2) // the next version
+		tb.Snapshot()              // freezes it
+		tb.StoreStamped("n", 3, 3) // the one after, at the first's place
+	}
+	t.Cleanup(func() { afterFreeze = nil })
+	s := tb.Snapshot()
+	if v, _ := s.Get("n"); v != s.Stamp() {
+		t.Errorf("a snapshot holds n = %d with stamp %d", v, s.Stamp())
+	}
+}
