@@ -95,6 +95,7 @@ type Cursor[K comparable, V any] struct {
 // therefore found by comparing snapshots, and its log is read from the
 // version after.
 func (t *Table[K, V]) Cursor() *Cursor[K, V] {
+	t.ready()
 	t.log.readers.Add(1)
 	c := &Cursor[K, V]{t: t}
 	v := t.state.Load() >> 2

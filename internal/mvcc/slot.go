@@ -8,13 +8,15 @@ import (
 
 // A slot is three words, whatever the types of the keys and values:
 //
-//   - word: the key's tag (hash bits) | the key's length | deleted | the
-//     version that wrote the value; 0 while the slot is empty. The tag and
-//     the length spare most probes a comparison of keys.
+//   - word: the key's tag (5 bits of its hash) | the key's length (8 bits)
+//     | deleted | the version that wrote the value (50 bits); 0 while the
+//     slot is empty. The tag and the length spare most probes a
+//     comparison of keys. 2^50 versions last 35 years at a million
+//     snapshots a second; the table panics rather than wrap around.
 //   - kp: where the key is, written before word first becomes non-zero
-//     and never again. A string key shorter than 65,535 bytes is its
-//     bytes, with the length in word (the slot keeps no string header);
-//     any other key is a K of its own, with the length 65,535 ("boxed").
+//     and never again. A string key shorter than 255 bytes is its bytes,
+//     with the length in word (the slot keeps no string header); any
+//     other key is a K of its own, with the length 255 ("boxed").
 //   - v: the value's word, read and written atomically. A value of one
 //     64-bit word without pointers (an int, a float) is kept in it; a
 //     value of one pointer (a pointer, map, channel or function) is that
@@ -127,13 +129,13 @@ func (t *Table[K, V]) fromRaw(r raw) V {
 }
 
 const (
-	verBits   = 40
+	verBits   = 50
 	verMask   = 1<<verBits - 1
 	deleted   = 1 << verBits // in a slot's word: the key is gone at that version
 	lenShift  = verBits + 1
-	maxKeyLen = 1<<16 - 1
+	maxKeyLen = 1<<8 - 1
 	boxedLen  = maxKeyLen // the length of a key kept as a K of its own
-	tagShift  = lenShift + 16
+	tagShift  = lenShift + 8
 	identMask = 1<<64 - 1<<lenShift // the tag and the length
 	gone      = 1 << 63             // in a record's ver: the key was absent
 )

@@ -11,10 +11,10 @@ import (
 	"unsafe"
 )
 
-// Table is a map from keys of type K to values of type V. Store and Delete
-// must not be called concurrently with themselves or each other; Load,
-// Snapshot and a Snapshot's methods may be called from any goroutine at
-// any time.
+// Table is a map from keys of type K to values of type V. The methods
+// marked "writer only" must not be called concurrently with each other;
+// the others may be called from any goroutine at any time. The zero
+// Table is empty and ready to use.
 type Table[K comparable, V any] struct {
 	// state is the current version << 2 | its status.
 	state atomic.Uint64
@@ -41,6 +41,8 @@ type Table[K comparable, V any] struct {
 	slab     []record // a Batch's records, allocated together
 	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
 	stamp    uint64   // the stamp a Batch publishes
+
+	initOnce sync.Once // the first writer sets up a zero Table (see ready)
 
 	held heldSnapshots
 	// last is the newest snapshot made, which Snapshot gives again
@@ -83,15 +85,49 @@ var afterFreeze func()
 // New returns an empty table with room for about capacity keys before it
 // grows.
 func New[K comparable, V any](capacity int) *Table[K, V] {
-	tb := &Table[K, V]{vals: modeOf[V](), trimAt: 1024}
-	tb.ptr = tb.vals != valueWord
-	tb.strKeys = reflect.TypeFor[K]().Kind() == reflect.String
-	tb.state.Store(1 << 2) // version 1, open; versions must stay below 1<<verBits
-	tb.meta.Store(&meta{born: 1, arr: newArray(slotsFor(capacity), tb.ptr)})
-	tb.log.head = new(chunk[K])
-	tb.log.tail.Store(tb.log.head)
-	tb.log.blocks, tb.log.limit = 1, 4
+	tb := new(Table[K, V])
+	tb.initOnce.Do(func() { tb.init(capacity) })
 	return tb
+}
+
+// ready sets up a zero table before its writer's first change. Writer
+// only, and Cursor.
+func (t *Table[K, V]) ready() {
+	if t.meta.Load() == nil {
+		t.initOnce.Do(func() { t.init(0) })
+	}
+}
+
+// init sets up the table with room for capacity keys. Until it publishes
+// the meta, readers find the table empty (see emptyArray); it then moves
+// the version on to 1, for an empty key's slot at version 0 would have a
+// word of 0, which means an empty slot. A Snapshot of version 0 taken
+// before reads the new array as empty, since all its words are newer.
+func (t *Table[K, V]) init(capacity int) {
+	t.vals = modeOf[V]()
+	t.ptr = t.vals != valueWord
+	t.strKeys = reflect.TypeFor[K]().Kind() == reflect.String
+	t.trimAt = 1024
+	t.log.head = new(chunk[K])
+	t.log.tail.Store(t.log.head)
+	t.log.blocks, t.log.limit = 1, 4
+	t.meta.Store(&meta{born: 0, arr: newArray(slotsFor(capacity), t.ptr)})
+	t.state.Store(1 << 2) // open: a frozen version 0 is frozen for good
+}
+
+// emptyArray is what a Snapshot of a table not yet set up reads: one
+// empty slot, never written. Such a snapshot reads none of the table's
+// fields, which init sets.
+var emptyArray = newArray(1, false)
+
+// nextVersion is the version after v. The slots' words have room for
+// versions below 1<<verBits only: beyond, the table stops with a panic
+// rather than let an old version look new.
+func nextVersion(v uint64) uint64 {
+	if v+1 > verMask {
+		panic("mvcc: the table has used up its 2^50 versions")
+	}
+	return v + 1
 }
 
 // maxLoad is the share of slots, in eighths, that keys and deleted keys
@@ -106,8 +142,18 @@ func slotsFor(n int) int { return max(16, n*8/maxLoad+1) }
 // Version is the current version. It freezes nothing.
 func (t *Table[K, V]) Version() uint64 { return t.state.Load() >> 2 }
 
-// Len is the number of keys. Writer only.
-func (t *Table[K, V]) Len() int { return t.n }
+// Len is the number of keys in the current version.
+func (t *Table[K, V]) Len() int {
+	for {
+		m := t.metaAt(t.state.Load() >> 2)
+		if m != nil {
+			return int(m.size.Load())
+		}
+		if t.meta.Load() == nil {
+			return 0
+		}
+	}
+}
 
 // find returns the slot of k in slots, or the empty slot where k would go;
 // k's tag and length, shifted into place; and the slot's word as find saw
@@ -173,6 +219,10 @@ func (t *Table[K, V]) Load(k K) (V, bool) {
 		v := t.state.Load() >> 2
 		m := t.metaAt(v)
 		if m == nil {
+			if t.meta.Load() == nil {
+				var zero V // not set up yet: t's fields are not either
+				return zero, false
+			}
 			continue
 		}
 		s, _, w := t.find(m.arr.slots, k)
@@ -191,7 +241,7 @@ func (t *Table[K, V]) Store(k K, val V) { t.StoreStamped(k, val, t.writerStamp()
 // StoreStamped sets k to val, and the stamp of the version it writes to
 // stamp. Writer only.
 func (t *Table[K, V]) StoreStamped(k K, val V, stamp uint64) {
-	t.set(k, t.toRaw(val), false, stamp)
+	t.Find(k).Set(val, stamp)
 }
 
 // Delete removes k, keeping the stamp, and reports whether it was there.
@@ -201,12 +251,99 @@ func (t *Table[K, V]) Delete(k K) bool { return t.DeleteStamped(k, t.writerStamp
 // DeleteStamped removes k, and reports whether it was there; if it was,
 // the stamp of the version it writes becomes stamp. Writer only.
 func (t *Table[K, V]) DeleteStamped(k K, stamp uint64) bool {
-	_, _, w := t.find(t.meta.Load().arr.slots, k)
-	if w == 0 || w&deleted != 0 {
+	return t.Find(k).Delete(stamp)
+}
+
+// Find looks for k, and returns what it found: k's newest value, and the
+// means to change it without looking again. Writer only: the Ref is good
+// until the writer's next change.
+func (t *Table[K, V]) Find(k K) Ref[K, V] {
+	t.ready()
+	m := t.meta.Load()
+	s, tag, w := t.find(m.arr.slots, k)
+	return Ref[K, V]{t: t, k: k, m: m, s: s, tag: tag, w: w}
+}
+
+// Ref is a key as Find found it.
+type Ref[K comparable, V any] struct {
+	t      *Table[K, V]
+	k      K
+	m      *meta
+	s      *slot
+	tag, w uint64
+}
+
+// Key is the key looked for.
+func (r Ref[K, V]) Key() K { return r.k }
+
+// Value is the key's newest value, as the writer sees it (inside a
+// Batch, with the batch's changes), and whether it is there.
+func (r Ref[K, V]) Value() (V, bool) {
+	if r.w == 0 || r.w&deleted != 0 {
+		return r.t.fromRaw(raw{}), false
+	}
+	return r.t.fromRaw(loadRaw(&r.s.v, r.t.ptr)), true
+}
+
+// Set sets the key to val, and the stamp of the version it writes to
+// stamp (inside a Batch, the batch's Stamp does).
+func (r Ref[K, V]) Set(val V, stamp uint64) {
+	r.t.set(r.k, r.m, r.s, r.tag, r.w, r.t.toRaw(val), false, stamp)
+}
+
+// Delete removes the key, and reports whether it was there; if it was,
+// the stamp of the version it writes becomes stamp.
+func (r Ref[K, V]) Delete(stamp uint64) bool {
+	if r.w == 0 || r.w&deleted != 0 {
 		return false
 	}
-	t.set(k, raw{}, true, stamp)
+	r.t.set(r.k, r.m, r.s, r.tag, r.w, raw{}, true, stamp)
 	return true
+}
+
+// Restamp gives the current contents a new stamp, as a version of their
+// own: in place while no snapshot holds the current version, otherwise
+// as the next version, unchanged but for its stamp. Inside a Batch it is
+// the batch's Stamp. Writer only.
+func (t *Table[K, V]) Restamp(stamp uint64) {
+	t.ready()
+	if t.batch != 0 {
+		t.stamp = stamp
+		return
+	}
+	st := t.state.Load()
+	if st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging) {
+		t.stamps[st>>2&1].Store(stamp)
+		if !t.state.CompareAndSwap(st|statusChanging, st) {
+			t.state.Store(st | statusFrozen) // a snapshot waits for it
+		}
+		return
+	}
+	v := nextVersion(st >> 2)
+	t.stamps[v&1].Store(stamp)
+	t.state.Store(v << 2)
+	t.last.Store(nil)
+}
+
+// Range calls yield with each key and its newest value, as the writer
+// sees them (inside a Batch, with the batch's changes), until yield
+// returns false. Writer only, and yield must not change the table; Range
+// freezes nothing, as a Snapshot would.
+func (t *Table[K, V]) Range(yield func(K, V) bool) {
+	m := t.meta.Load()
+	if m == nil {
+		return
+	}
+	for i := range m.arr.slots {
+		s := &m.arr.slots[i]
+		w := s.word.Load()
+		if w == 0 || w&deleted != 0 {
+			continue
+		}
+		if !yield(key[K](s, w), t.fromRaw(loadRaw(&s.v, t.ptr))) {
+			return
+		}
+	}
 }
 
 // Stamp is the stamp of the current version: a number the writer gives
@@ -234,11 +371,10 @@ func (t *Table[K, V]) writerStamp() uint64 {
 }
 
 // set stores the value r keeps at k, or deletes k, and stamps the version
-// it writes (not a Batch's, which the batch stamps when it publishes).
-// Writer only.
-func (t *Table[K, V]) set(k K, r raw, del bool, stamp uint64) {
-	m := t.meta.Load()
-	s, tag, w := t.find(m.arr.slots, k)
+// it writes (not a Batch's, which the batch stamps when it publishes). m
+// is the current meta and s k's slot in it, or the empty slot where k
+// would go, with tag and w as find gave them. Writer only.
+func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool, stamp uint64) {
 	if w == 0 && t.used+1 > len(m.arr.slots)*maxLoad/8 {
 		m = t.grow()
 		s, tag, w = t.find(m.arr.slots, k)
@@ -281,7 +417,7 @@ func (t *Table[K, V]) set(k K, r raw, del bool, stamp uint64) {
 	case st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging):
 		inPlace = true
 	default:
-		ver++ // the version is frozen: write into the next one, which nobody sees before it is published
+		ver = nextVersion(ver) // the version is frozen: write into the next one, which nobody sees before it is published
 	}
 	if w == 0 {
 		s.kp = kp // nobody reads it before the slot's word is set
@@ -351,12 +487,13 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	if t.batch != 0 {
 		panic("mvcc: a Batch inside a Batch")
 	}
+	t.ready()
 	for {
 		// Freeze the current version, as a snapshot would, so that
 		// nothing is written in place.
 		st := t.state.Load()
 		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st|statusFrozen) {
-			t.batch = st>>2 + 1
+			t.batch = nextVersion(st >> 2)
 			t.stamp = t.stamps[st>>2&1].Load()
 			break
 		}
@@ -386,7 +523,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 type Batch[K comparable, V any] struct{ t *Table[K, V] }
 
 // Store sets k to val in the batch.
-func (b Batch[K, V]) Store(k K, val V) { b.t.set(k, b.t.toRaw(val), false, 0) }
+func (b Batch[K, V]) Store(k K, val V) { b.t.Find(k).Set(val, 0) }
 
 // Stamp sets the stamp the batch's version is published with; without
 // it, the version keeps the stamp of the one before.
@@ -538,7 +675,10 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 
 // History is the number of older values kept for snapshots. Writer only;
 // O(N).
-func (t *Table[K, V]) History() int { return t.meta.Load().arr.count() }
+func (t *Table[K, V]) History() int {
+	t.ready()
+	return t.meta.Load().arr.count()
+}
 
 // heldSnapshots is what the table knows of the snapshots still held: a
 // mark for each version a snapshot was made of, which the collector sets
@@ -587,7 +727,10 @@ func (h *heldSnapshots) count() {
 // caller that has just let go of many snapshots. Writer only; inside a
 // Batch it does nothing, for the published version still reads the
 // values the batch replaced.
-func (t *Table[K, V]) Trim() { t.trim(false) }
+func (t *Table[K, V]) Trim() {
+	t.ready()
+	t.trim(false)
+}
 
 // trim finds the versions that snapshots still hold, and unlinks from
 // each list of older values every value that none of them reads.
@@ -701,7 +844,10 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 		}
 		m := t.metaAt(v)
 		if m == nil {
-			continue
+			if t.meta.Load() != nil {
+				continue
+			}
+			m = &meta{arr: emptyArray} // not set up yet
 		}
 		if afterFreeze != nil {
 			afterFreeze()
@@ -749,13 +895,20 @@ func (s Snapshot[K, V]) Len() int { return s.size }
 // Get returns k's value at the snapshot's version. It never waits.
 func (s Snapshot[K, V]) Get(k K) (V, bool) {
 	r, ok, _ := s.lookup(k)
-	return s.t.fromRaw(r), ok
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return s.t.fromRaw(r), true
 }
 
 // lookup returns the word of k's value at the snapshot's version, and the
 // version that wrote it or deleted k (0 if k is not in the snapshot's
 // array, or came later).
 func (s Snapshot[K, V]) lookup(k K) (raw, bool, uint64) {
+	if s.arr == emptyArray {
+		return raw{}, false, 0 // the table was not set up: nor were its fields
+	}
 	sl, _, w := s.t.find(s.arr.slots, k)
 	r, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)

@@ -1,0 +1,197 @@
+package mvcc
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestZeroTable uses a Table that New did not make: before any Store it
+// reads as empty everywhere, a Snapshot taken then stays empty after the
+// first Stores, and afterwards it works as a table from New does.
+func TestZeroTable(t *testing.T) {
+	var tb Table[string, uint64]
+	if v, ok := tb.Load("a"); ok || v != 0 {
+		t.Errorf("Load of a zero table = %d, %v", v, ok)
+	}
+	if n := tb.Len(); n != 0 {
+		t.Errorf("Len of a zero table = %d", n)
+	}
+	if s := tb.Stamp(); s != 0 {
+		t.Errorf("Stamp of a zero table = %d", s)
+	}
+	empty := tb.Snapshot()
+	tb.StoreStamped("a", 1, 7)
+	tb.Store("", 2) // the empty key, at the first version a write may use
+	for i := range 40 {
+		tb.Store(fmt.Sprint("k", i), uint64(i)) // and growth
+	}
+	if v, ok := empty.Get("a"); ok || empty.Len() != 0 || empty.Stamp() != 0 {
+		t.Errorf("the first snapshot reads a = %d, %v, Len %d, stamp %d; want it empty at stamp 0", v, ok, empty.Len(), empty.Stamp())
+	}
+	empty.All(func(k string, _ uint64) bool {
+		t.Errorf("the first snapshot lists %q", k)
+		return true
+	})
+	if v, ok := tb.Load(""); v != 2 || !ok {
+		t.Errorf("Load of the empty key = %d, %v; want 2, true", v, ok)
+	}
+	if s := tb.Snapshot(); s.Len() != 42 || s.Stamp() != 7 || tb.Len() != 42 {
+		t.Errorf("after 42 Stores: Len %d, snapshot's Len %d and stamp %d; want 42, 42, 7", tb.Len(), s.Len(), s.Stamp())
+	}
+}
+
+// TestZeroTableSetUpUnderReaders has readers Load, Snapshot, Len and
+// Stamp a zero table while its first writer stores: under -race it checks
+// that setting the table up publishes what the readers read.
+func TestZeroTableSetUpUnderReaders(t *testing.T) {
+	for range 50 {
+		var tb Table[string, *int]
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					if p, ok := tb.Load("a"); ok && *p != 1 {
+						t.Errorf("Load read %d", *p)
+					}
+					if s := tb.Snapshot(); s.Len() > 1 {
+						t.Errorf("a snapshot of one key has Len %d", s.Len())
+					}
+					tb.Len()
+					tb.Stamp()
+				}
+			}()
+		}
+		one := 1
+		tb.Store("a", &one)
+		wg.Wait()
+	}
+}
+
+// TestFindThenChange looks a key up with Find and changes it through the
+// Ref, inserting (also into a full table, which grows first), overwriting
+// and deleting, and checks what Value says before each change and what
+// the table holds after.
+func TestFindThenChange(t *testing.T) {
+	tb := New[string, uint64](0)
+	want := map[string]uint64{}
+	for i := range 100 {
+		k := fmt.Sprint("k", i%60)
+		r := tb.Find(k)
+		if r.Key() != k {
+			t.Fatalf("Find(%q).Key() = %q", k, r.Key())
+		}
+		if v, ok := r.Value(); v != want[k] || ok != (want[k] != 0) {
+			t.Fatalf("Find(%q).Value() = %d, %v; want %d", k, v, ok, want[k])
+		}
+		if _, there := want[k]; there && i%7 == 6 {
+			if !r.Delete(uint64(i)) {
+				t.Fatalf("Delete of %q through its Ref found nothing", k)
+			}
+			delete(want, k)
+			continue
+		}
+		r.Set(uint64(i+1), uint64(i))
+		want[k] = uint64(i + 1)
+	}
+	got := map[string]uint64{}
+	tb.Range(func(k string, v uint64) bool { got[k] = v; return true })
+	if !maps.Equal(got, want) || tb.Len() != len(want) {
+		t.Errorf("after the changes Range gave %v (Len %d), want %v", got, tb.Len(), want)
+	}
+	if tb.Find("nothing").Delete(1) {
+		t.Error("Delete through the Ref of a missing key reported it there")
+	}
+}
+
+// TestRangeIsTheWritersView checks that Range lists the newest values
+// without freezing the version, and inside a Batch lists the batch's
+// changes, which no reader sees yet.
+func TestRangeIsTheWritersView(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	tb.Store("b", 2)
+	v := tb.Version()
+	seen := map[string]uint64{}
+	tb.Range(func(k string, v uint64) bool { seen[k] = v; return true })
+	if !maps.Equal(seen, map[string]uint64{"a": 1, "b": 2}) {
+		t.Errorf("Range gave %v", seen)
+	}
+	tb.Store("a", 3)
+	if tb.Version() != v {
+		t.Errorf("a Store after Range made version %d from %d: Range froze the version", tb.Version(), v)
+	}
+	tb.Batch(func(b Batch[string, uint64]) {
+		b.Store("c", 4)
+		b.Delete("b")
+		clear(seen)
+		tb.Range(func(k string, v uint64) bool { seen[k] = v; return true })
+		if x, ok := tb.Load("c"); ok {
+			t.Errorf("a reader saw the batch's c = %d before it ended", x)
+		}
+	})
+	if !maps.Equal(seen, map[string]uint64{"a": 3, "c": 4}) {
+		t.Errorf("Range inside the batch gave %v", seen)
+	}
+	n := 0
+	tb.Range(func(string, uint64) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("Range went on %d times after yield returned false", n)
+	}
+}
+
+// TestRestamp gives the contents new stamps in place, into the next
+// version while a snapshot holds the current one, and inside a batch:
+// the snapshot keeps its stamp, the contents do not change, and the
+// table and new snapshots report each new stamp.
+func TestRestamp(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.StoreStamped("a", 1, 1)
+	tb.Restamp(2) // in place
+	if tb.Stamp() != 2 || tb.Snapshot().Stamp() != 2 {
+		t.Errorf("after an in-place Restamp(2): Stamp %d, snapshot's %d", tb.Stamp(), tb.Snapshot().Stamp())
+	}
+	held := tb.Snapshot()
+	tb.Restamp(3) // the next version
+	if held.Stamp() != 2 || tb.Stamp() != 3 {
+		t.Errorf("a held snapshot's stamp is %d (want 2), the table's %d (want 3)", held.Stamp(), tb.Stamp())
+	}
+	s := tb.Snapshot()
+	if v, _ := s.Get("a"); v != 1 || s.Stamp() != 3 || s.Len() != 1 {
+		t.Errorf("after Restamp(3) a snapshot reads a = %d, Len %d, stamp %d", v, s.Len(), s.Stamp())
+	}
+	tb.Batch(func(b Batch[string, uint64]) {
+		b.Store("b", 2)
+		tb.Restamp(4)
+	})
+	if tb.Stamp() != 4 {
+		t.Errorf("after a Restamp(4) inside a batch the stamp is %d", tb.Stamp())
+	}
+	tb.Store("c", 3)
+	if tb.Stamp() != 4 {
+		t.Errorf("a plain Store changed the stamp to %d", tb.Stamp())
+	}
+}
+
+// TestVersionsRunOut stores into a table whose versions are about to run
+// out: the Store that would need one more panics, saying why, before it
+// changes anything.
+func TestVersionsRunOut(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	tb.state.Store(verMask<<2 | statusFrozen) // the last version, held by a snapshot
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(fmt.Sprint(r), "versions") {
+			t.Fatalf("recovered %v, want a panic about the versions", r)
+		}
+		if v, ok := tb.Load("a"); v != 1 || !ok {
+			t.Errorf("after the refused Store, Load(a) = %d, %v; want 1, true", v, ok)
+		}
+	}()
+	tb.Store("a", 2)
+}
