@@ -41,6 +41,7 @@ type Table[K comparable, V any] struct {
 	slab     []record // a Batch's records, allocated together
 	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
 	stamp    uint64   // the stamp a Batch publishes
+	undo     []undo   // what a Batch changed first in each slot, to put back if it panics
 
 	initOnce sync.Once // the first writer sets up a zero Table (see ready)
 
@@ -77,6 +78,10 @@ var seed = maphash.MakeSeed()
 // Store changing the current version in place, before it ends the change:
 // tests look at the table there, as a reader could.
 var beforePublish, inChange func()
+
+// inAbort, when not nil, is called by a Batch putting back a slot after
+// its first write, and before its second.
+var inAbort func()
 
 // afterFreeze, when not nil, is called by Snapshot after it froze a
 // version and before it reads the version's stamp.
@@ -434,6 +439,9 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 			t.newMeta(next, m.arr, ver)
 		}
 	}
+	if t.batch != 0 && w&verMask < ver {
+		t.undo = append(t.undo, undo{a: m.arr, s: s, w: w, v: loadRaw(&s.v, t.ptr)})
+	}
 	t.write(m.arr, s, tag, w, ver, r, del, kept)
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
@@ -481,8 +489,9 @@ func (t *Table[K, V]) trimDue() bool {
 
 // Batch calls fn, and makes the Stores and Deletes it makes through b
 // visible at once: they all write the next version, which is published
-// when fn returns (or panics: a model's batch is not undone). Writer only;
-// b must not be used after fn returns, and fn must not call Batch.
+// when fn returns. If fn panics, Batch puts back what it changed, and
+// nobody ever sees any of it. Writer only; b must not be used after fn
+// returns, and fn must not call Batch.
 func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	if t.batch != 0 {
 		panic("mvcc: a Batch inside a Batch")
@@ -498,7 +507,16 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			break
 		}
 	}
+	before := t.meta.Load()
+	n, used, kept := t.n, t.used, t.kept
+	done := false
 	defer func() {
+		if !done {
+			t.abort(before, n, used, kept)
+			return
+		}
+		clear(t.undo) // keep no value alive
+		t.undo = t.undo[:0]
 		v := t.batch
 		t.batch, t.slab = 0, nil // a block kept would keep its values
 		if beforePublish != nil {
@@ -517,6 +535,54 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		}
 	}()
 	fn(Batch[K, V]{t})
+	done = true
+}
+
+// undo is a slot as it was before a Batch first wrote it: its word (0 if
+// the slot was empty) and its value.
+type undo struct {
+	a *array
+	s *slot
+	w uint64
+	v raw
+}
+
+// abort puts back what the Batch under way changed, as it was when the
+// Batch began with the meta before and the counts n, used and kept. The
+// batch's version is not published, so no reader has seen any of it; a
+// reader of the published version that reads a slot while it is put back
+// either reads the slot's word of the batch's version, and finds the old
+// value in the slot's list, or the old word, with the old value already
+// put back. The records of old values stay in their lists, as true as
+// before: the next trim lets go of them. A slot the batch gave a new key
+// keeps it, deleted at the published version (which is as absent for its
+// readers as a key that came later, and for a later write that reuses
+// the batch's version, a slot written before it); an array the batch
+// grew into is dropped whole. Writer only.
+func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
+	ver := t.batch
+	for i := range t.undo {
+		u := &t.undo[i]
+		if u.a != before.arr {
+			continue
+		}
+		if u.w == 0 {
+			used++ // taken by a deleted key
+			storeRaw(&u.s.v, raw{}, t.ptr)
+			u.s.word.Store(u.s.word.Load()&identMask | deleted | (ver - 1))
+			continue
+		}
+		storeRaw(&u.s.v, u.v, t.ptr)
+		if inAbort != nil {
+			inAbort()
+		}
+		u.s.word.Store(u.w)
+	}
+	clear(t.undo)
+	t.undo = t.undo[:0]
+	t.meta.Store(before)
+	t.n, t.used, t.kept = n, used, kept
+	t.batch, t.slab = 0, nil
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).

@@ -3,8 +3,10 @@ package mvcc
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -194,4 +196,158 @@ func TestVersionsRunOut(t *testing.T) {
 		}
 	}()
 	tb.Store("a", 2)
+}
+
+// TestPanickingBatchChangesNothing runs random Stores, Deletes and
+// batches against a Go map, and makes some batches panic part way
+// (after Stores to new and old keys, Deletes, and now and then a growth):
+// afterwards the table, and every snapshot held, must read as before the
+// batch, and later changes must work as if it had never begun.
+func TestPanickingBatchChangesNothing(t *testing.T) {
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 2))
+			tb := New[string, uint64](0)
+			m := map[string]uint64{}
+			var snaps []held
+			check := func(step int) {
+				t.Helper()
+				for i := range 80 {
+					k := fmt.Sprint("k", i)
+					v, ok := tb.Load(k)
+					if w, there := m[k]; v != w || ok != there {
+						t.Fatalf("step %d: Load(%q) = %d, %v; want %d, %v", step, k, v, ok, w, there)
+					}
+				}
+				if tb.Len() != len(m) {
+					t.Fatalf("step %d: Len = %d, want %d", step, tb.Len(), len(m))
+				}
+				for _, h := range snaps {
+					got := map[string]uint64{}
+					h.s.All(func(k string, v uint64) bool { got[k] = v; return true })
+					if !maps.Equal(got, h.want) || h.s.Len() != len(h.want) {
+						t.Fatalf("step %d: a held snapshot lists %v (Len %d), want %v", step, got, h.s.Len(), h.want)
+					}
+				}
+			}
+			for step := range 600 {
+				k := fmt.Sprint("k", r.IntN(80))
+				switch op := r.IntN(10); {
+				case op < 4:
+					tb.Store(k, uint64(step+1))
+					m[k] = uint64(step + 1)
+				case op < 5:
+					tb.Delete(k)
+					delete(m, k)
+				case op < 6:
+					snaps = append(snaps, held{tb.Snapshot(), maps.Clone(m)})
+					if len(snaps) > 4 {
+						snaps = snaps[1:]
+					}
+				default:
+					fail := op >= 8
+					n := 1 + r.IntN(40)
+					next := maps.Clone(m)
+					func() {
+						defer func() {
+							if p := recover(); (p != nil) != fail {
+								t.Fatalf("step %d: recovered %v from a batch that should panic: %v", step, p, fail)
+							}
+						}()
+						tb.Batch(func(b Batch[string, uint64]) {
+							for i := range n {
+								k := fmt.Sprint("k", r.IntN(80))
+								if r.IntN(4) == 0 {
+									b.Delete(k)
+									delete(next, k)
+								} else {
+									b.Store(k, uint64(1000*step+i))
+									next[k] = uint64(1000*step + i)
+								}
+							}
+							if fail {
+								panic("the batch fails")
+							}
+						})
+					}()
+					if !fail {
+						m = next
+					}
+				}
+				check(step)
+			}
+		})
+	}
+}
+
+// TestPanickingBatchesUnseen has readers Load and take snapshots while
+// the writer makes batches that each store their number in twenty keys,
+// insert a key of their own, and panic: no reader may ever see a number
+// other than the one every key held before.
+func TestPanickingBatchesUnseen(t *testing.T) {
+	tb := New[string, uint64](0)
+	for i := range 20 {
+		tb.Store(fmt.Sprint("k", i), 1)
+	}
+	var bad atomic.Value
+	whileWriting(2, func(int) {
+		if v, ok := tb.Load("k7"); v != 1 || !ok {
+			bad.Store(fmt.Sprintf("Load(k7) = %d, %v", v, ok))
+		}
+		s := tb.Snapshot()
+		s.All(func(k string, v uint64) bool {
+			if v != 1 {
+				bad.Store(fmt.Sprintf("a snapshot holds %s = %d", k, v))
+			}
+			return true
+		})
+		if s.Len() != 20 {
+			bad.Store(fmt.Sprintf("a snapshot has Len %d", s.Len()))
+		}
+	}, func() {
+		for b := range 3000 {
+			func() {
+				defer func() { recover() }()
+				tb.Batch(func(bt Batch[string, uint64]) {
+					for i := range 20 {
+						bt.Store(fmt.Sprint("k", i), uint64(b+2))
+					}
+					bt.Store(fmt.Sprint("new", b), uint64(b+2))
+					panic("no")
+				})
+			}()
+		}
+	})
+	if msg := bad.Load(); msg != nil {
+		t.Fatal(msg)
+	}
+	if tb.Len() != 20 {
+		t.Errorf("Len = %d after the batches, want 20", tb.Len())
+	}
+}
+
+// TestAbortPutsTheValueBackFirst looks at the table between the two
+// writes that put back a slot a panicking Batch overwrote: a Load there
+// must read the old value, never the batch's.
+func TestAbortPutsTheValueBackFirst(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	looked := 0
+	inAbort = func() {
+		looked++
+		if v, ok := tb.Load("a"); v != 1 || !ok {
+			t.Errorf("while a is put back, Load(a) = %d, %v; want 1, true", v, ok)
+		}
+	}
+	t.Cleanup(func() { inAbort = nil })
+	func() {
+		defer func() { recover() }()
+		tb.Batch(func(b Batch[string, uint64]) {
+			b.Store("a", 2)
+			panic("no")
+		})
+	}()
+	if looked != 1 {
+		t.Errorf("the hook ran %d times, want 1", looked)
+	}
 }
