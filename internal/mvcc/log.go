@@ -98,7 +98,7 @@ func (t *Table[K, V]) Cursor() *Cursor[K, V] {
 	t.ready()
 	t.log.readers.Add(1)
 	c := &Cursor[K, V]{t: t}
-	v := t.state.Load() >> 2
+	v := t.state.Load() >> statusShift
 	c.moveToTail(v)
 	c.since = max(c.since, v+1)
 	return c
@@ -114,7 +114,7 @@ func (c *Cursor[K, V]) moveToTail(upTo uint64) {
 	l := &c.t.log
 	c.c = l.tail.Load()
 	c.i = c.c.n.Load()
-	v := c.t.state.Load() >> 2
+	v := c.t.state.Load() >> statusShift
 	upTo = min(upTo, v)
 	for c.i > 0 && c.c.e[c.i-1].Ver > upTo {
 		c.i--

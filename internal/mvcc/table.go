@@ -16,7 +16,7 @@ import (
 // the others may be called from any goroutine at any time. The zero
 // Table is empty and ready to use.
 type Table[K comparable, V any] struct {
-	// state is the current version << 2 | its status.
+	// state is the current version << statusShift | its status.
 	state atomic.Uint64
 	// meta is the slot array and length of the current version, and
 	// through prev of the version before the last change of either.
@@ -42,6 +42,11 @@ type Table[K comparable, V any] struct {
 	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
 	stamp    uint64   // the stamp a Batch publishes
 	undo     []undo   // what a Batch changed first in each slot, to put back if it panics
+	// sealed is the snapshot Seal made of the current version, while
+	// Unseal may still take it back, and seals how many times Seal gave
+	// it; spare is one that Unseal took back, for Seal to use again.
+	sealed, spare *snapshot[K, V]
+	seals         int
 
 	initOnce sync.Once // the first writer sets up a zero Table (see ready)
 
@@ -57,7 +62,9 @@ const (
 	statusChanging = 1 // a Store is changing the version in place
 	statusWanted   = 2 // ... and a snapshot waits for it to end
 	statusFrozen   = 3 // a snapshot holds the version: Stores make the next one
-	statusMask     = 3
+	statusSealed   = 4 // frozen by the writer's Seal alone, which Unseal may undo
+	statusMask     = 7
+	statusShift    = 3
 )
 
 // meta is a slot array and the number of live keys in it, from version
@@ -117,7 +124,7 @@ func (t *Table[K, V]) init(capacity int) {
 	t.log.tail.Store(t.log.head)
 	t.log.blocks, t.log.limit = 1, 4
 	t.meta.Store(&meta{born: 0, arr: newArray(slotsFor(capacity), t.ptr)})
-	t.state.Store(1 << 2) // open: a frozen version 0 is frozen for good
+	t.state.Store(1 << statusShift) // open: a frozen version 0 is frozen for good
 }
 
 // emptyArray is what a Snapshot of a table not yet set up reads: one
@@ -145,12 +152,12 @@ const maxLoad = 7
 func slotsFor(n int) int { return max(16, n*8/maxLoad+1) }
 
 // Version is the current version. It freezes nothing.
-func (t *Table[K, V]) Version() uint64 { return t.state.Load() >> 2 }
+func (t *Table[K, V]) Version() uint64 { return t.state.Load() >> statusShift }
 
 // Len is the number of keys in the current version.
 func (t *Table[K, V]) Len() int {
 	for {
-		m := t.metaAt(t.state.Load() >> 2)
+		m := t.metaAt(t.state.Load() >> statusShift)
 		if m != nil {
 			return int(m.size.Load())
 		}
@@ -221,7 +228,7 @@ func (t *Table[K, V]) metaAt(v uint64) *meta {
 func (t *Table[K, V]) Load(k K) (V, bool) {
 	for {
 		trims := t.held.trims.Load()
-		v := t.state.Load() >> 2
+		v := t.state.Load() >> statusShift
 		m := t.metaAt(v)
 		if m == nil {
 			if t.meta.Load() == nil {
@@ -318,15 +325,16 @@ func (t *Table[K, V]) Restamp(stamp uint64) {
 	}
 	st := t.state.Load()
 	if st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging) {
-		t.stamps[st>>2&1].Store(stamp)
+		t.stamps[st>>statusShift&1].Store(stamp)
 		if !t.state.CompareAndSwap(st|statusChanging, st) {
 			t.state.Store(st | statusFrozen) // a snapshot waits for it
 		}
 		return
 	}
-	v := nextVersion(st >> 2)
+	v := nextVersion(st >> statusShift)
+	t.settle()
 	t.stamps[v&1].Store(stamp)
-	t.state.Store(v << 2)
+	t.state.Store(v << statusShift)
 	t.last.Store(nil)
 }
 
@@ -359,9 +367,9 @@ func (t *Table[K, V]) Range(yield func(K, V) bool) {
 // waits.
 func (t *Table[K, V]) Stamp() uint64 {
 	for {
-		v := t.state.Load() >> 2
+		v := t.state.Load() >> statusShift
 		s := t.stamps[v&1].Load()
-		if t.state.Load()>>2 == v {
+		if t.state.Load()>>statusShift == v {
 			return s
 		}
 	}
@@ -372,7 +380,7 @@ func (t *Table[K, V]) writerStamp() uint64 {
 	if t.batch != 0 {
 		return t.stamp
 	}
-	return t.stamps[t.state.Load()>>2&1].Load()
+	return t.stamps[t.state.Load()>>statusShift&1].Load()
 }
 
 // set stores the value r keeps at k, or deletes k, and stamps the version
@@ -396,7 +404,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		t.log.reserve(t.n)
 	}
 	st := t.state.Load()
-	ver := st >> 2
+	ver := st >> statusShift
 	// What a change in place needs is allocated before it begins, for
 	// a snapshot may wait for the change: a new meta if the length
 	// changes in a version that did not make m, a record if the slot
@@ -423,6 +431,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		inPlace = true
 	default:
 		ver = nextVersion(ver) // the version is frozen: write into the next one, which nobody sees before it is published
+		t.settle()
 	}
 	if w == 0 {
 		s.kp = kp // nobody reads it before the slot's word is set
@@ -462,7 +471,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		if beforePublish != nil {
 			beforePublish()
 		}
-		t.state.Store(ver << 2)
+		t.state.Store(ver << statusShift)
 		t.last.Store(nil) // a snapshot of an older version: nobody takes it again
 	}
 	t.stores++
@@ -501,9 +510,10 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		// Freeze the current version, as a snapshot would, so that
 		// nothing is written in place.
 		st := t.state.Load()
-		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st|statusFrozen) {
-			t.batch = nextVersion(st >> 2)
-			t.stamp = t.stamps[st>>2&1].Load()
+		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st&^statusMask|statusFrozen) {
+			t.batch = nextVersion(st >> statusShift)
+			t.settle()
+			t.stamp = t.stamps[st>>statusShift&1].Load()
 			break
 		}
 	}
@@ -523,7 +533,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			beforePublish()
 		}
 		t.stamps[v&1].Store(t.stamp)
-		t.state.Store(v << 2)
+		t.state.Store(v << statusShift)
 		if m := t.meta.Load(); m.prev.Load() != nil && m.prev.Load().arr != m.arr {
 			// The batch grew the table: once it is published, let go
 			// of the old array as growth does (a Load reads again).
@@ -611,7 +621,7 @@ func (t *Table[K, V]) newMeta(m *meta, arr *array, ver uint64) *meta {
 	if old.born == ver && old.prev.Load() != nil {
 		old = old.prev.Load() // old was made in the same version (a batch's, unpublished, or a growth's): m replaces it
 	}
-	if old.arr == arr || ver > t.state.Load()>>2 {
+	if old.arr == arr || ver > t.state.Load()>>statusShift {
 		// Readers of the published version need old while ver is
 		// unpublished.
 		m.prev.Store(old)
@@ -642,7 +652,7 @@ func (t *Table[K, V]) grow() *meta {
 	}
 	t.used = t.n
 	t.kept = 0
-	born := t.state.Load() >> 2
+	born := t.state.Load() >> statusShift
 	if t.batch != 0 {
 		born = t.batch // the array holds the batch's Stores so far
 	}
@@ -813,8 +823,8 @@ func (t *Table[K, V]) trim(periodic bool) {
 	}
 	t.stores = 0
 	h := &t.held
-	h.trims.Add(1)             // before it reads the marks: see Snapshot
-	cur := t.state.Load() >> 2 // any snapshot taken from now on is of cur or later
+	h.trims.Add(1)                       // before it reads the marks: see Snapshot
+	cur := t.state.Load() >> statusShift // any snapshot taken from now on is of cur or later
 	h.mu.Lock()
 	h.count()
 	vers := make([]uint64, 0, len(h.marks)+1)
@@ -897,6 +907,11 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 				continue
 			}
 		case statusFrozen:
+		case statusSealed:
+			// Freeze it for good: Unseal no longer takes it back.
+			if !t.state.CompareAndSwap(st, st&^statusMask|statusFrozen) {
+				continue
+			}
 		case statusChanging:
 			t.state.CompareAndSwap(st, st&^statusMask|statusWanted)
 			continue
@@ -904,7 +919,7 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 			runtime.Gosched() // the writer freezes the version when done
 			continue
 		}
-		v := st >> 2
+		v := st >> statusShift
 		if s := t.last.Load(); s != nil && s.ver == v {
 			return Snapshot[K, V]{s}
 		}
@@ -919,7 +934,7 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 			afterFreeze()
 		}
 		stamp := t.stamps[v&1].Load()
-		if t.state.Load()>>2 != v {
+		if t.state.Load()>>statusShift != v {
 			continue // the stamp may be a later version's
 		}
 		s := &snapshot[K, V]{t: t, ver: v, stamp: stamp, arr: m.arr, size: int(m.size.Load())}
@@ -936,6 +951,79 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 		t.last.Store(s)
 		return Snapshot[K, V]{s}
 	}
+}
+
+// Seal is Snapshot for the writer, who may take it back with Unseal: a
+// subscription's snapshot that waits in a channel, and that the writer
+// takes back unread before its next Store. While the version is held by
+// sealed snapshots alone, and each is taken back, the version opens again
+// and Stores change it in place, as if it had never been frozen. Sealing
+// the same version again gives the same snapshot. Writer only; it never
+// waits.
+//
+// A sealed snapshot costs no mark until the writer moves on to the next
+// version with it still out (then it is held as any other snapshot is).
+func (t *Table[K, V]) Seal() Snapshot[K, V] {
+	t.ready()
+	st := t.state.Load()
+	switch st & statusMask {
+	case statusSealed:
+		t.seals++
+		return Snapshot[K, V]{t.sealed}
+	case statusOpen:
+	default:
+		return t.Snapshot() // held by others: a snapshot like theirs
+	}
+	v := st >> statusShift
+	m := t.metaAt(v) // the writer's own: never cut
+	s := t.spare
+	if s == nil {
+		s = new(snapshot[K, V])
+	}
+	t.spare = nil
+	*s = snapshot[K, V]{t: t, ver: v, stamp: t.stamps[v&1].Load(), arr: m.arr, size: int(m.size.Load())}
+	if !t.state.CompareAndSwap(st, st|statusSealed) {
+		// A reader froze it meanwhile: hold s as a reader would.
+		t.spare = s
+		return t.Snapshot()
+	}
+	t.sealed, t.seals = s, 1
+	return Snapshot[K, V]{s}
+}
+
+// Unseal takes back a snapshot that Seal gave, which nobody read, and
+// reports whether the version is open again: it is when s is the current
+// version's sealed snapshot, every other time Seal gave it was taken back
+// too, and no reader took a Snapshot of the version meanwhile. Once
+// Unseal reports true, s must not be used again; if it reports false, s
+// is held as any snapshot is. Writer only.
+func (t *Table[K, V]) Unseal(s Snapshot[K, V]) bool {
+	if s.snapshot == nil || s.snapshot != t.sealed {
+		return false
+	}
+	if t.seals--; t.seals > 0 {
+		return false
+	}
+	st := t.state.Load()
+	if st&statusMask != statusSealed || !t.state.CompareAndSwap(st, st&^statusMask) {
+		return false // a reader froze the version: settle marks s held
+	}
+	t.sealed, t.spare = nil, s.snapshot
+	return true
+}
+
+// settle makes the sealed snapshot of the version the writer is leaving
+// held as any other: Unseal can no longer take it back, and whoever has
+// it may keep it. Writer only, before it writes the next version.
+func (t *Table[K, V]) settle() {
+	s := t.sealed
+	if s == nil {
+		return
+	}
+	t.sealed, t.seals = nil, 0
+	mk := &mark{ver: s.ver}
+	runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
+	t.held.add(mk) // no trim runs meanwhile: the writer is the one that trims
 }
 
 // Snapshot is a table at one version.

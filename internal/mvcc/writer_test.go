@@ -185,7 +185,7 @@ func TestRestamp(t *testing.T) {
 func TestVersionsRunOut(t *testing.T) {
 	tb := New[string, uint64](0)
 	tb.Store("a", 1)
-	tb.state.Store(verMask<<2 | statusFrozen) // the last version, held by a snapshot
+	tb.state.Store(verMask<<statusShift | statusFrozen) // the last version, held by a snapshot
 	defer func() {
 		r := recover()
 		if r == nil || !strings.Contains(fmt.Sprint(r), "versions") {
