@@ -86,6 +86,11 @@ var seed = maphash.MakeSeed()
 // tests look at the table there, as a reader could.
 var beforePublish, inChange func()
 
+// inRead, when not nil, is called by a reader of a slot's value with 0
+// after it read the slot's word, and with 1 after it read the value,
+// before it reads the word again.
+var inRead func(step int)
+
 // inAbort, when not nil, is called by a Batch putting back a slot after
 // its first write, and before its second.
 var inAbort func()
@@ -427,6 +432,14 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	switch {
 	case t.batch != 0:
 		ver = t.batch // unpublished until the batch ends
+	case w&deleted != 0 && w&verMask == ver:
+		// k was deleted in place in this version. Stored in place
+		// again, its slot would get back the very word a reader may
+		// have read before the delete, and a reader that read the
+		// delete's zero value after it would take that for k's value.
+		// The next version gives the slot a word of its own.
+		ver = nextVersion(ver)
+		t.settle()
 	case st&statusMask == statusOpen && t.state.CompareAndSwap(st, st|statusChanging):
 		inPlace = true
 	default:
@@ -558,17 +571,18 @@ type undo struct {
 }
 
 // abort puts back what the Batch under way changed, as it was when the
-// Batch began with the meta before and the counts n, used and kept. The
-// batch's version is not published, so no reader has seen any of it; a
-// reader of the published version that reads a slot while it is put back
-// either reads the slot's word of the batch's version, and finds the old
-// value in the slot's list, or the old word, with the old value already
-// put back. The records of old values stay in their lists, as true as
-// before: the next trim lets go of them. A slot the batch gave a new key
-// keeps it, deleted at the published version (which is as absent for its
-// readers as a key that came later, and for a later write that reuses
-// the batch's version, a slot written before it); an array the batch
-// grew into is dropped whole. Writer only.
+// Batch began with the meta before and the counts n, used and kept, and
+// publishes the batch's version with the contents and the stamp of the
+// one before, so that the slots it puts back have words of a version of
+// their own. A slot gets back its old value, or its absence, under the
+// batch's version: never its old word, which a reader may have read
+// before the batch wrote the slot and, finding it again after it read
+// the batch's value, would take that value for the old one. A reader of
+// an older version reads the old value from the slot's list, where the
+// batch kept it. A slot the batch gave a new key keeps it, deleted. An
+// array the batch grew into is dropped whole. No reader saw any of the
+// batch: its version is published only once it is put back. Writer
+// only.
 func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
 	ver := t.batch
 	for i := range t.undo {
@@ -576,23 +590,26 @@ func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
 		if u.a != before.arr {
 			continue
 		}
+		w := u.s.word.Load()&identMask | ver | deleted
 		if u.w == 0 {
 			used++ // taken by a deleted key
-			storeRaw(&u.s.v, raw{}, t.ptr)
-			u.s.word.Store(u.s.word.Load()&identMask | deleted | (ver - 1))
-			continue
+		} else if u.w&deleted == 0 {
+			w &^= deleted
 		}
 		storeRaw(&u.s.v, u.v, t.ptr)
 		if inAbort != nil {
 			inAbort()
 		}
-		u.s.word.Store(u.w)
+		u.s.word.Store(w)
 	}
 	clear(t.undo)
 	t.undo = t.undo[:0]
 	t.meta.Store(before)
 	t.n, t.used, t.kept = n, used, kept
 	t.batch, t.slab = 0, nil
+	t.stamps[ver&1].Store(t.stamps[(ver-1)&1].Load())
+	t.state.Store(ver << statusShift)
+	t.last.Store(nil)
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).
@@ -738,7 +755,13 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 		if w&deleted != 0 {
 			return val, false, false, ver
 		}
+		if inRead != nil {
+			inRead(0)
+		}
 		v := loadRaw(&sl.v, t.ptr)
+		if inRead != nil {
+			inRead(1)
+		}
 		w2 := sl.word.Load()
 		if w2 == w {
 			return v, true, false, ver

@@ -326,10 +326,10 @@ func TestPanickingBatchesUnseen(t *testing.T) {
 	}
 }
 
-// TestAbortPutsTheValueBackFirst looks at the table between the two
-// writes that put back a slot a panicking Batch overwrote: a Load there
-// must read the old value, never the batch's.
-func TestAbortPutsTheValueBackFirst(t *testing.T) {
+// TestLoadWhileABatchIsPutBack looks at the table between the two writes
+// that put back a slot a panicking Batch overwrote: a Load there must
+// read the old value, never the batch's.
+func TestLoadWhileABatchIsPutBack(t *testing.T) {
 	tb := New[string, uint64](0)
 	tb.Store("a", 1)
 	looked := 0
@@ -349,5 +349,68 @@ func TestAbortPutsTheValueBackFirst(t *testing.T) {
 	}()
 	if looked != 1 {
 		t.Errorf("the hook ran %d times, want 1", looked)
+	}
+}
+
+// TestReinsertInPlaceWhileALoadReads deletes and stores a key again, in
+// place in one open version, while a Load is between reading the slot's
+// word and reading its value, and then between reading the value and the
+// word again: the Load must not take the delete's zero for the key's
+// value, which it would if the Store gave the slot back the word it read.
+func TestReinsertInPlaceWhileALoadReads(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	inRead = func(step int) {
+		switch step {
+		case 0:
+			tb.Delete("a")
+		case 1:
+			inRead = nil
+			tb.Store("a", 2)
+		}
+	}
+	t.Cleanup(func() { inRead = nil })
+	// Any of 1, nothing or 2 is what a was at some moment of the Load.
+	if v, ok := tb.Load("a"); ok && v == 0 {
+		t.Errorf("Load(a) = 0, true while a was deleted and stored again; 0 was never stored")
+	}
+}
+
+// TestAbortWhileALoadReads makes a Batch write a slot while a Load is
+// between reading the slot's word and its value, and panic before the
+// Load reads the word again: the Load must read the old value, never
+// the value of the batch, which nobody may see.
+func TestAbortWhileALoadReads(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	wrote, abort, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { recover() }()
+		tb.Batch(func(b Batch[string, uint64]) {
+			<-wrote // the Load read the word
+			b.Store("a", 2)
+			wrote <- struct{}{}
+			<-abort
+			panic("no")
+		})
+	}()
+	inRead = func(step int) {
+		switch step {
+		case 0:
+			wrote <- struct{}{}
+			<-wrote
+		case 1:
+			inRead = nil
+			close(abort)
+			<-done
+		}
+	}
+	t.Cleanup(func() { inRead = nil })
+	if v, ok := tb.Load("a"); v != 1 || !ok {
+		t.Errorf("Load(a) = %d, %v across a batch that panicked; want 1, true", v, ok)
+	}
+	if v, ok := tb.Load("a"); v != 1 || !ok {
+		t.Errorf("after the batch, Load(a) = %d, %v; want 1, true", v, ok)
 	}
 }
