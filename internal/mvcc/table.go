@@ -177,7 +177,15 @@ func (t *Table[K, V]) Len() int {
 // it, 0 if it was empty. A slot find saw empty may hold another key by the
 // time the caller looks again; one that held k holds it for good.
 func (t *Table[K, V]) find(slots []slot, k K) (*slot, uint64, uint64) {
-	h := hashOf(k)
+	var h uint64
+	switch {
+	case hashOverride != nil:
+		h = hashOverride(k)
+	case t.strKeys:
+		h = maphash.String(seed, *(*string)(unsafe.Pointer(&k))) // spares Comparable's lookup of the hasher
+	default:
+		h = maphash.Comparable(seed, k)
+	}
 	n := t.keyLen(k)
 	// The tag is the hash's low bits: the slot's index comes from the
 	// high ones.
@@ -208,13 +216,6 @@ func (t *Table[K, V]) find(slots []slot, k K) (*slot, uint64, uint64) {
 // hashOverride, when not nil, replaces the seeded hash of keys: tests
 // force collisions with it. It must be set only while no table is in use.
 var hashOverride func(any) uint64
-
-func hashOf[K comparable](k K) uint64 {
-	if hashOverride != nil {
-		return hashOverride(k)
-	}
-	return maphash.Comparable(seed, k)
-}
 
 // metaAt returns the meta of version v, or nil if the writer has since
 // cut the link to it (after a growth, or a second change of length): the
@@ -258,7 +259,10 @@ func (t *Table[K, V]) Store(k K, val V) { t.StoreStamped(k, val, t.writerStamp()
 // StoreStamped sets k to val, and the stamp of the version it writes to
 // stamp. Writer only.
 func (t *Table[K, V]) StoreStamped(k K, val V, stamp uint64) {
-	t.Find(k).Set(val, stamp)
+	t.ready()
+	m := t.meta.Load()
+	s, tag, w := t.find(m.arr.slots, k)
+	t.set(k, m, s, tag, w, t.toRaw(val), false, stamp)
 }
 
 // Delete removes k, keeping the stamp, and reports whether it was there.
@@ -268,7 +272,8 @@ func (t *Table[K, V]) Delete(k K) bool { return t.DeleteStamped(k, t.writerStamp
 // DeleteStamped removes k, and reports whether it was there; if it was,
 // the stamp of the version it writes becomes stamp. Writer only.
 func (t *Table[K, V]) DeleteStamped(k K, stamp uint64) bool {
-	return t.Find(k).Delete(stamp)
+	r := t.Find(k)
+	return r.Delete(stamp)
 }
 
 // Find looks for k, and returns what it found: k's newest value, and the
@@ -291,11 +296,11 @@ type Ref[K comparable, V any] struct {
 }
 
 // Key is the key looked for.
-func (r Ref[K, V]) Key() K { return r.k }
+func (r *Ref[K, V]) Key() K { return r.k }
 
 // Value is the key's newest value, as the writer sees it (inside a
 // Batch, with the batch's changes), and whether it is there.
-func (r Ref[K, V]) Value() (V, bool) {
+func (r *Ref[K, V]) Value() (V, bool) {
 	if r.w == 0 || r.w&deleted != 0 {
 		return r.t.fromRaw(raw{}), false
 	}
@@ -304,13 +309,13 @@ func (r Ref[K, V]) Value() (V, bool) {
 
 // Set sets the key to val, and the stamp of the version it writes to
 // stamp (inside a Batch, the batch's Stamp does).
-func (r Ref[K, V]) Set(val V, stamp uint64) {
+func (r *Ref[K, V]) Set(val V, stamp uint64) {
 	r.t.set(r.k, r.m, r.s, r.tag, r.w, r.t.toRaw(val), false, stamp)
 }
 
 // Delete removes the key, and reports whether it was there; if it was,
 // the stamp of the version it writes becomes stamp.
-func (r Ref[K, V]) Delete(stamp uint64) bool {
+func (r *Ref[K, V]) Delete(stamp uint64) bool {
 	if r.w == 0 || r.w&deleted != 0 {
 		return false
 	}
@@ -468,8 +473,8 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
-	if t.batch == 0 {
-		t.stamps[ver&1].Store(stamp)
+	if t.batch == 0 && t.stamps[ver&1].Load() != stamp {
+		t.stamps[ver&1].Store(stamp) // a locked instruction: spared when the stamp stays
 	}
 	switch {
 	case t.batch != 0:
@@ -616,7 +621,7 @@ func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
 type Batch[K comparable, V any] struct{ t *Table[K, V] }
 
 // Store sets k to val in the batch.
-func (b Batch[K, V]) Store(k K, val V) { b.t.Find(k).Set(val, 0) }
+func (b Batch[K, V]) Store(k K, val V) { b.t.StoreStamped(k, val, 0) }
 
 // Stamp sets the stamp the batch's version is published with; without
 // it, the version keeps the stamp of the one before.

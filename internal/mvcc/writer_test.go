@@ -105,7 +105,7 @@ func TestFindThenChange(t *testing.T) {
 	if !maps.Equal(got, want) || tb.Len() != len(want) {
 		t.Errorf("after the changes Range gave %v (Len %d), want %v", got, tb.Len(), want)
 	}
-	if tb.Find("nothing").Delete(1) {
+	if r := tb.Find("nothing"); r.Delete(1) {
 		t.Error("Delete through the Ref of a missing key reported it there")
 	}
 }
