@@ -543,8 +543,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			t.abort(before, n, used, kept)
 			return
 		}
-		clear(t.undo) // keep no value alive
-		t.undo = t.undo[:0]
+		t.dropUndo()
 		v := t.batch
 		t.batch, t.slab = 0, nil // a block kept would keep its values
 		if beforePublish != nil {
@@ -564,6 +563,18 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	}()
 	fn(Batch[K, V]{t})
 	done = true
+}
+
+// dropUndo empties the Batch's undo list, keeping no value alive, and
+// keeps its room for the next batch only if it is small beside the
+// table: a batch that filled the table would keep 40 bytes a key.
+func (t *Table[K, V]) dropUndo() {
+	if cap(t.undo) > max(1024, t.n/8) {
+		t.undo = nil
+		return
+	}
+	clear(t.undo)
+	t.undo = t.undo[:0]
 }
 
 // undo is a slot as it was before a Batch first wrote it: its word (0 if
@@ -607,8 +618,7 @@ func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
 		}
 		u.s.word.Store(w)
 	}
-	clear(t.undo)
-	t.undo = t.undo[:0]
+	t.dropUndo()
 	t.meta.Store(before)
 	t.n, t.used, t.kept = n, used, kept
 	t.batch, t.slab = 0, nil

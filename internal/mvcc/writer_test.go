@@ -414,3 +414,26 @@ func TestAbortWhileALoadReads(t *testing.T) {
 		t.Errorf("after the batch, Load(a) = %d, %v; want 1, true", v, ok)
 	}
 }
+
+// TestBatchLetsGoOfItsUndo fills a table with one large batch, and then
+// makes a small one: the first's list of what to put back, 40 bytes a
+// key, is let go of, and the second's kept for the next batch.
+func TestBatchLetsGoOfItsUndo(t *testing.T) {
+	tb := New[int, uint64](0)
+	tb.Batch(func(b Batch[int, uint64]) {
+		for i := range 20000 {
+			b.Store(i, 1)
+		}
+	})
+	if c := cap(tb.undo); c != 0 {
+		t.Errorf("after a batch of 20,000 new keys the undo list keeps room for %d", c)
+	}
+	tb.Batch(func(b Batch[int, uint64]) {
+		for i := range 100 {
+			b.Store(i, 2)
+		}
+	})
+	if c := cap(tb.undo); c < 100 || len(tb.undo) != 0 {
+		t.Errorf("after a batch of 100 the undo list has length %d and room for %d; want 0 and at least 100", len(tb.undo), c)
+	}
+}
