@@ -2,7 +2,6 @@ package mvcc
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -170,48 +169,18 @@ func TestNoCursorNoLog(t *testing.T) {
 }
 
 // mirror is what a subscriber keeps: the table as it read it, by applying
-// the changes Cursor.Changes gave it between its snapshots.
-type mirror struct {
-	m    map[string]uint64
-	prev Snapshot[string, uint64]
-	cur  *Cursor[string, uint64]
+// the changes Cursor.Changes gave it between its snapshots (mirrorOf, in
+// types_test.go, for these tests' keys and values).
+type mirror = mirrorOf[string, uint64]
+
+// newMirror is a subscriber of tb that has read nothing yet.
+func newMirror(tb *Table[string, uint64]) *mirror {
+	return &mirror{m: map[string]uint64{}, cur: tb.Cursor(), same: func(a, b uint64) bool { return a == b }}
 }
 
-// catchUp takes a snapshot, applies the changes since the last one, and
-// reports what is wrong: a key given twice, a change that is none, or a
-// mirror that differs from the snapshot.
-func (m *mirror) catchUp(tb *Table[string, uint64]) string { return m.catchUpTo(tb.Snapshot()) }
-
-// catchUpTo is catchUp to the snapshot s.
-func (m *mirror) catchUpTo(s Snapshot[string, uint64]) string {
-	given := map[string]bool{}
-	problem := ""
-	m.cur.Changes(m.prev, s, func(k string, v uint64, ok bool) {
-		was, had := m.m[k]
-		switch {
-		case given[k]:
-			problem = fmt.Sprintf("key %s given twice", k)
-		case ok == had && (!ok || v == was):
-			problem = fmt.Sprintf("key %s given as a change to %d, %v; it was %d, %v", k, v, ok, was, had)
-		}
-		given[k] = true
-		if ok {
-			m.m[k] = v
-		} else {
-			delete(m.m, k)
-		}
-	})
-	all := map[string]uint64{}
-	s.All(func(k string, v uint64) bool {
-		all[k] = v
-		return true
-	})
-	if problem == "" && !maps.Equal(all, m.m) {
-		problem = fmt.Sprintf("after the changes from version %d to %d the mirror holds %v; the snapshot %v", m.prev.ver, s.ver, m.m, all)
-	}
-	m.prev = s
-	return problem
-}
+// catchUp takes a snapshot and applies the changes since the last one
+// (see mirrorOf.catchUpTo).
+func (m *mirrorOf[K, V]) catchUp(tb *Table[K, V]) string { return m.catchUpTo(tb.Snapshot()) }
 
 // TestChangesAreTheNetChange runs random Stores and Deletes, from a table
 // that grows, with a subscriber that catches up at random intervals, and
@@ -239,7 +208,7 @@ func netChanges(t *testing.T, seed uint64, limit int, slide bool) {
 	const keys = 60
 	tb := New[string, uint64](0)
 	tb.log.limit = limit
-	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	sub := newMirror(tb)
 	defer sub.cur.Close()
 	key := func(step int) string {
 		if slide {
@@ -290,7 +259,7 @@ func TestChangesAfterManyDeletesAndGrowth(t *testing.T) {
 	for i := range 2000 {
 		tb.Store(key(i), 1)
 	}
-	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	sub := newMirror(tb)
 	defer sub.cur.Close()
 	if p := sub.catchUp(tb); p != "" {
 		t.Fatal(p)
@@ -325,7 +294,7 @@ func TestChangesUnderAWriter(t *testing.T) {
 	const keys, stores = 200, 30000
 	tb := New[string, uint64](0)
 	tb.log.limit = 0
-	sub := &mirror{m: map[string]uint64{}, cur: tb.Cursor()}
+	sub := newMirror(tb)
 	defer sub.cur.Close()
 	var failures atomic.Int32
 	whileWriting(1, func(int) {
