@@ -426,7 +426,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	var kept *record
 	if w != 0 && w&verMask < ver && t.batch == 0 {
-		kept = &newRecords(1, t.ptr)[0]
+		kept = t.record()
 		m.arr.room()
 	}
 	var kp unsafe.Pointer
@@ -733,15 +733,18 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 	storeRaw(&s.v, val, t.ptr)
 }
 
-// record returns a new record: in a Batch, from a block of records
-// allocated together, dropped when the batch ends (the collector frees a
-// block once none of its records is reachable); otherwise alone.
+// record returns a new record, from a block of records allocated
+// together: 256 in a Batch, whose block is dropped when the batch ends,
+// and 64 otherwise, where the first write to each key after a snapshot
+// keeps one (the collector frees a block once none of its records is
+// reachable; trims zero the values of those they unlink).
 func (t *Table[K, V]) record() *record {
-	if t.batch == 0 {
-		return &newRecords(1, t.ptr)[0]
-	}
 	if len(t.slab) == 0 {
-		t.slab = newRecords(256, t.ptr)
+		n := 64
+		if t.batch != 0 {
+			n = 256
+		}
+		t.slab = newRecords(n, t.ptr)
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
@@ -893,6 +896,9 @@ func (t *Table[K, V]) trim(periodic bool) {
 		} else {
 			h.clear()
 		}
+		// The block the next records come from holds some of those
+		// dropped, with their values: let go of it too.
+		t.slab = nil
 		t.kept, t.trimAt = 0, max(1024, t.n/4)
 		return
 	}
