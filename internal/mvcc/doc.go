@@ -24,7 +24,12 @@
 // version, as the trie's Live map changes nodes in place, and otherwise
 // writes into the next version; either way, when the slot was written in
 // an older version, it first keeps the old value in a record of its own
-// (one small allocation; a Batch's come from blocks). A snapshot is a
+// (from a block of records). A Batch gives each slot it writes a version
+// of its own after the published one, and keeps what the slot held in an
+// undo log at the index that version gives (undo.go), where readers of
+// the published version find it; the batch then publishes the version
+// after all of those, and moves what it replaced into records only if a
+// snapshot may still read it. A snapshot is a
 // version number and the slot array of that version, taken in O(1); Get
 // at a version reads the slot, and the list when the slot is newer. A
 // table that grows makes a new array of the newest values; snapshots

@@ -11,8 +11,10 @@ import (
 //   - word: the key's tag (5 bits of its hash) | the key's length (8 bits)
 //     | deleted | the version that wrote the value (50 bits); 0 while the
 //     slot is empty. The tag and the length spare most probes a
-//     comparison of keys. 2^50 versions last 35 years at a million
-//     snapshots a second; the table panics rather than wrap around.
+//     comparison of keys. 2^50 versions last 35 years at a million a
+//     second: snapshots, or slots written by batches (a Batch takes a
+//     version for each slot it writes); the table panics rather than
+//     wrap around.
 //   - kp: where the key is, written before word first becomes non-zero
 //     and never again. A string key shorter than 255 bytes is its bytes,
 //     with the length in word (the slot keeps no string header); any

@@ -38,10 +38,12 @@ type Table[K comparable, V any] struct {
 	// lastHeld is the versions held at the last trim.
 	lastHeld []uint64
 	trimAt   int      // kept at which the writer trims
-	slab     []record // a Batch's records, allocated together
-	batch    uint64   // the version a Batch writes, not yet published; 0 outside one
+	slab     []record // records allocated together
+	batch    uint64   // the first version a Batch writes, not yet published; 0 outside one
 	stamp    uint64   // the stamp a Batch publishes
-	undo     []undo   // what a Batch changed first in each slot, to put back if it panics
+	// undo is what a Batch found in each slot it wrote: for readers of
+	// the published version, and to put back if the batch panics.
+	undo undoLog
 	// sealed is the snapshot Seal made of the current version, while
 	// Unseal may still take it back, and seals how many times Seal gave
 	// it; spare is one that Unseal took back, for Seal to use again.
@@ -88,7 +90,10 @@ var beforePublish, inChange func()
 
 // inRead, when not nil, is called by a reader of a slot's value with 0
 // after it read the slot's word, and with 1 after it read the value,
-// before it reads the word again.
+// before it reads the word again; with 2 when the word it read is newer
+// than the version it reads, before it looks for an older value; and
+// with 3 when it found the slot in a Batch's undo log, before it reads
+// the entry.
 var inRead func(step int)
 
 // inAbort, when not nil, is called by a Batch putting back a slot after
@@ -415,6 +420,10 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	st := t.state.Load()
 	ver := st >> statusShift
+	if t.batch != 0 {
+		t.batchSet(k, m, s, tag, w, r, del, delta, logging)
+		return
+	}
 	// What a change in place needs is allocated before it begins, for
 	// a snapshot may wait for the change: a new meta if the length
 	// changes in a version that did not make m, a record if the slot
@@ -425,7 +434,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		next = new(meta)
 	}
 	var kept *record
-	if w != 0 && w&verMask < ver && t.batch == 0 {
+	if w != 0 && w&verMask < ver {
 		kept = t.record()
 		m.arr.room()
 	}
@@ -435,8 +444,6 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	inPlace := false
 	switch {
-	case t.batch != 0:
-		ver = t.batch // unpublished until the batch ends
 	case w&deleted != 0 && w&verMask == ver:
 		// k was deleted in place in this version. Stored in place
 		// again, its slot would get back the very word a reader may
@@ -466,18 +473,14 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 			t.newMeta(next, m.arr, ver)
 		}
 	}
-	if t.batch != 0 && w&verMask < ver {
-		t.undo = append(t.undo, undo{a: m.arr, s: s, w: w, v: loadRaw(&s.v, t.ptr)})
-	}
 	t.write(m.arr, s, tag, w, ver, r, del, kept)
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
-	if t.batch == 0 && t.stamps[ver&1].Load() != stamp {
+	if t.stamps[ver&1].Load() != stamp {
 		t.stamps[ver&1].Store(stamp) // a locked instruction: spared when the stamp stays
 	}
 	switch {
-	case t.batch != 0:
 	case inPlace:
 		if inChange != nil {
 			inChange()
@@ -493,9 +496,46 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		t.last.Store(nil) // a snapshot of an older version: nobody takes it again
 	}
 	t.stores++
-	if t.batch == 0 && t.trimDue() {
+	if t.trimDue() {
 		t.trim(t.kept <= t.trimAt)
 	}
+}
+
+// batchSet is set inside a Batch. The first write to a slot in the batch
+// notes in the undo log what the slot held, and gives the slot the
+// version of its entry there, base+index, which no reader of the
+// published version reads: such a reader finds the slot's older value in
+// the entry (see at). A later write in the batch keeps that version. The
+// log of changes gets the first write alone, so that its entries stay in
+// the order of their versions. Nothing is kept in the slots' lists of
+// older values while the batch is under way. Writer only.
+func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del bool, delta int, logging bool) {
+	ver := w & verMask
+	first := w == 0 || ver < t.batch
+	if first {
+		if t.batch+t.undo.n.Load()+2 > verMask {
+			// The slot's version and the batch's (see published).
+			panic("mvcc: the table has used up its 2^50 versions")
+		}
+		ver = t.batch + t.undo.add(m.arr, s, w, loadRaw(&s.v, t.ptr))
+	}
+	if w == 0 {
+		s.kp = t.keyPtr(k) // nobody reads it before the slot's word is set
+		t.used++
+	}
+	if delta != 0 {
+		t.n += delta
+		if m.born == t.batch {
+			m.size.Store(int64(t.n))
+		} else {
+			t.newMeta(new(meta), m.arr, t.batch)
+		}
+	}
+	t.write(m.arr, s, tag, w, ver, r, del, nil)
+	if logging && first {
+		t.log.append(Entry[K]{ver, k})
+	}
+	t.stores++
 }
 
 // trimDue reports whether the writer should trim: when it has kept as
@@ -515,41 +555,52 @@ func (t *Table[K, V]) trimDue() bool {
 }
 
 // Batch calls fn, and makes the Stores and Deletes it makes through b
-// visible at once: they all write the next version, which is published
-// when fn returns. If fn panics, Batch puts back what it changed, and
-// nobody ever sees any of it. Writer only; b must not be used after fn
-// returns, and fn must not call Batch.
+// visible at once: they all write versions after the current one, and
+// the version after them is published when fn returns. If fn panics,
+// Batch puts back what it changed, and nobody ever sees any of it.
+// Writer only; b must not be used after fn returns, and fn must not call
+// Batch.
+//
+// Each slot the batch writes gets a version of its own, in the order the
+// batch first writes them, and its older value an entry at that index in
+// the undo log, which readers of the published version read while the
+// batch is under way. When the batch ends, its entries become older
+// values in the slots' lists only if a snapshot may still read them; a
+// batch that nobody holds a snapshot across keeps nothing per slot but
+// its entry, which the next batch reuses.
 func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	if t.batch != 0 {
 		panic("mvcc: a Batch inside a Batch")
 	}
 	t.ready()
+	var cur uint64
 	for {
 		// Freeze the current version, as a snapshot would, so that
 		// nothing is written in place.
 		st := t.state.Load()
 		if st&statusMask == statusFrozen || t.state.CompareAndSwap(st, st&^statusMask|statusFrozen) {
-			t.batch = nextVersion(st >> statusShift)
+			cur = st >> statusShift
+			t.batch = nextVersion(cur)
 			t.settle()
-			t.stamp = t.stamps[st>>statusShift&1].Load()
+			t.stamp = t.stamps[cur&1].Load()
 			break
 		}
 	}
+	t.undo.begin(t.batch)
 	before := t.meta.Load()
-	n, used, kept := t.n, t.used, t.kept
+	n, used := t.n, t.used
 	done := false
 	defer func() {
+		v := t.published(cur)
 		if !done {
-			t.abort(before, n, used, kept)
+			t.abort(before, n, used, cur, v)
 			return
 		}
-		t.dropUndo()
-		v := t.batch
-		t.batch, t.slab = 0, nil // a block kept would keep its values
+		t.batch = 0
+		t.stamps[v&1].Store(t.stamp)
 		if beforePublish != nil {
 			beforePublish()
 		}
-		t.stamps[v&1].Store(t.stamp)
 		t.state.Store(v << statusShift)
 		if m := t.meta.Load(); m.prev.Load() != nil && m.prev.Load().arr != m.arr {
 			// The batch grew the table: once it is published, let go
@@ -557,74 +608,99 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			m.prev.Store(nil)
 		}
 		t.last.Store(nil)
-		if t.trimDue() {
-			t.trim(t.kept <= t.trimAt)
-		}
+		t.endBatch(before.arr)
 	}()
 	fn(Batch[K, V]{t})
 	done = true
 }
 
-// dropUndo empties the Batch's undo list, keeping no value alive, and
-// keeps its room for the next batch only if it is small beside the
-// table: a batch that filled the table would keep 40 bytes a key.
-func (t *Table[K, V]) dropUndo() {
-	if cap(t.undo) > max(1024, t.n/8) {
-		t.undo = nil
-		return
+// published is the version a Batch that began at version cur publishes:
+// the first after the versions its slots took, with the parity of cur's
+// next, for the stamp of each version is kept by its parity and cur's
+// must stay until it is published.
+func (t *Table[K, V]) published(cur uint64) uint64 {
+	v := t.batch + t.undo.n.Load()
+	if (v-cur)&1 == 0 {
+		v++
 	}
-	clear(t.undo)
-	t.undo = t.undo[:0]
+	if v > verMask {
+		panic("mvcc: the table has used up its 2^50 versions")
+	}
+	return v
 }
 
-// undo is a slot as it was before a Batch first wrote it: its word (0 if
-// the slot was empty) and its value.
-type undo struct {
-	a *array
-	s *slot
-	w uint64
-	v raw
+// endBatch ends a Batch's undo log once its version is published. If a
+// snapshot may still read what the batch replaced, it first keeps each
+// value the batch replaced in arr, the array of the version it began at,
+// in its slot's list, as a Store would have (an array the batch grew
+// into is read by no older version); otherwise it keeps nothing, and a
+// Load that read an entry reads again, for the trims counter moves on.
+// Writer only.
+func (t *Table[K, V]) endBatch(arr *array) {
+	h := &t.held
+	h.trims.Add(1) // before it reads the marks, as trim does: see Snapshot
+	h.mu.Lock()
+	h.count()
+	held := len(h.marks) > 0
+	h.mu.Unlock()
+	if held {
+		recs := newRecords(int(t.undo.n.Load()), t.ptr)
+		t.undo.each(func(u *undo) {
+			w := u.w.Load()
+			if w == 0 || u.a != arr {
+				return // a key new to the slot: older versions find none
+			}
+			r := &recs[0]
+			recs = recs[1:]
+			r.ver = w & verMask
+			if w&deleted != 0 {
+				r.ver |= gone
+			}
+			storeRaw(&r.v, u.value(t.ptr), t.ptr)
+			arr.room()
+			arr.keep(u.s.index(arr.slots), r)
+			t.kept++
+		})
+	}
+	t.undo.end(t.n)
+	if t.trimDue() {
+		t.trim(t.kept <= t.trimAt)
+	}
 }
 
 // abort puts back what the Batch under way changed, as it was when the
-// Batch began with the meta before and the counts n, used and kept, and
-// publishes the batch's version with the contents and the stamp of the
-// one before, so that the slots it puts back have words of a version of
-// their own. A slot gets back its old value, or its absence, under the
-// batch's version: never its old word, which a reader may have read
-// before the batch wrote the slot and, finding it again after it read
-// the batch's value, would take that value for the old one. A reader of
-// an older version reads the old value from the slot's list, where the
-// batch kept it. A slot the batch gave a new key keeps it, deleted. An
+// Batch began at version cur with the meta before and the counts n and
+// used, and publishes version v with the contents and the stamp of cur.
+// A slot keeps the word the batch gave it, a version no reader of cur
+// reads the slot at (they read the undo log), and gets back its old value
+// or its absence. A slot the batch gave a new key keeps it, deleted. An
 // array the batch grew into is dropped whole. No reader saw any of the
-// batch: its version is published only once it is put back. Writer
-// only.
-func (t *Table[K, V]) abort(before *meta, n, used, kept int) {
-	ver := t.batch
-	for i := range t.undo {
-		u := &t.undo[i]
+// batch: v is published only once it is put back. Writer only.
+func (t *Table[K, V]) abort(before *meta, n, used int, cur, v uint64) {
+	t.undo.each(func(u *undo) {
 		if u.a != before.arr {
-			continue
+			return
 		}
-		w := u.s.word.Load()&identMask | ver | deleted
-		if u.w == 0 {
+		w := u.s.word.Load() | deleted
+		old := u.w.Load()
+		if old == 0 {
 			used++ // taken by a deleted key
-		} else if u.w&deleted == 0 {
+		} else if old&deleted == 0 {
 			w &^= deleted
 		}
-		storeRaw(&u.s.v, u.v, t.ptr)
+		storeRaw(&u.s.v, u.value(t.ptr), t.ptr)
 		if inAbort != nil {
 			inAbort()
 		}
 		u.s.word.Store(w)
-	}
-	t.dropUndo()
+	})
 	t.meta.Store(before)
-	t.n, t.used, t.kept = n, used, kept
-	t.batch, t.slab = 0, nil
-	t.stamps[ver&1].Store(t.stamps[(ver-1)&1].Load())
-	t.state.Store(ver << statusShift)
+	t.n, t.used = n, used
+	t.batch = 0
+	t.stamps[v&1].Store(t.stamps[cur&1].Load())
+	t.state.Store(v << statusShift)
 	t.last.Store(nil)
+	t.endBatch(before.arr)
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).
@@ -712,7 +788,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 		s.word.Store(nw)
 		return
 	}
-	if w&verMask < ver {
+	if w&verMask < ver && t.batch == 0 {
 		if r == nil {
 			r = t.record()
 		}
@@ -740,11 +816,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 // reachable; trims zero the values of those they unlink).
 func (t *Table[K, V]) record() *record {
 	if len(t.slab) == 0 {
-		n := 64
-		if t.batch != 0 {
-			n = 256
-		}
-		t.slab = newRecords(n, t.ptr)
+		t.slab = newRecords(64, t.ptr)
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
@@ -758,6 +830,24 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 	for w != 0 {
 		ver := w & verMask
 		if ver > at {
+			if inRead != nil {
+				inRead(2)
+			}
+			if uw, uv, ok := t.undo.find(ver, t.ptr); ok {
+				// Written by the Batch under way: its undo log has
+				// what the slot held before, written before the slot.
+				// Read that as the slot.
+				if uw == 0 || uw&verMask > at {
+					if w = uw; w == 0 {
+						return val, false, true, 0 // the key came later
+					}
+					continue // older still: the slot's list has it
+				}
+				if uw&deleted != 0 {
+					return val, false, true, uw & verMask
+				}
+				return uv, true, true, uw & verMask
+			}
 			// Newer than version at; the older values were kept
 			// before the version was set.
 			for r := a.list(sl.index(a.slots)); r != nil; r = r.older.Load() {

@@ -179,6 +179,41 @@ func TestRestamp(t *testing.T) {
 	}
 }
 
+// TestBatchKeepsTheStampUntilPublished makes batches that write one, two
+// and three slots, each with a stamp of its own: until the batch's
+// version is published, the table's stamp and a snapshot's must be the
+// current version's, whichever version the batch publishes.
+func TestBatchKeepsTheStampUntilPublished(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.StoreStamped("a", 0, 7)
+	want, looked := uint64(7), 0
+	beforePublish = func() {
+		looked++
+		if s := tb.Stamp(); s != want {
+			t.Errorf("before the batch's version is published the stamp is %d, want %d", s, want)
+		}
+		if s := tb.Snapshot().Stamp(); s != want {
+			t.Errorf("a snapshot taken before the batch's version is published has stamp %d, want %d", s, want)
+		}
+	}
+	defer func() { beforePublish = nil }()
+	for k := 1; k <= 3; k++ {
+		tb.Batch(func(b Batch[string, uint64]) {
+			for i := range k {
+				b.Store(fmt.Sprint(i), uint64(k))
+			}
+			b.Stamp(want + 1)
+		})
+		want++
+		if s := tb.Stamp(); s != want {
+			t.Errorf("after a batch of %d Stores the stamp is %d, want %d", k, s, want)
+		}
+	}
+	if looked != 3 {
+		t.Errorf("three batches published %d times", looked)
+	}
+}
+
 // TestVersionsRunOut stores into a table whose versions are about to run
 // out: the Store that would need one more panics, saying why, before it
 // changes anything.
@@ -196,6 +231,32 @@ func TestVersionsRunOut(t *testing.T) {
 		}
 	}()
 	tb.Store("a", 2)
+}
+
+// TestVersionsRunOutInABatch makes a batch whose Stores would take more
+// versions than are left: the Store that would take one too many panics,
+// saying why, and the batch changes nothing.
+func TestVersionsRunOutInABatch(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	tb.Store("b", 1)
+	tb.state.Store((verMask-3)<<statusShift | statusFrozen)
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "versions") {
+				t.Fatalf("recovered %v, want a panic about the versions", r)
+			}
+		}()
+		tb.Batch(func(b Batch[string, uint64]) {
+			b.Store("a", 2)
+			b.Store("b", 2)
+		})
+	}()
+	for _, k := range []string{"a", "b"} {
+		if v, ok := tb.Load(k); v != 1 || !ok {
+			t.Errorf("after the refused batch, Load(%s) = %d, %v; want 1, true", k, v, ok)
+		}
+	}
 }
 
 // TestPanickingBatchChangesNothing runs random Stores, Deletes and
@@ -415,6 +476,87 @@ func TestAbortWhileALoadReads(t *testing.T) {
 	}
 }
 
+// TestLoadAcrossTheEndOfABatch lets a Batch end, with no snapshot held,
+// while a Load of the current version is between reading the word the
+// batch gave a slot and looking for the slot's older value: the batch
+// keeps none, and the Load must read again rather than find the key
+// missing.
+func TestLoadAcrossTheEndOfABatch(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	wrote, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tb.Batch(func(b Batch[string, uint64]) {
+			b.Store("a", 2)
+			wrote <- struct{}{}
+			<-wrote
+		})
+	}()
+	<-wrote
+	looked := 0
+	inRead = func(step int) {
+		if step == 2 {
+			looked++
+			inRead = nil
+			wrote <- struct{}{}
+			<-done
+		}
+	}
+	t.Cleanup(func() { inRead = nil })
+	if v, ok := tb.Load("a"); !ok || v != 1 && v != 2 {
+		t.Errorf("Load(a) = %d, %v across the end of a batch; want 1 or 2, true", v, ok)
+	}
+	if looked != 1 {
+		t.Errorf("the Load met the batch's slot %d times, want 1", looked)
+	}
+}
+
+// TestUndoEntryReusedUnderAReader makes a held snapshot read a slot that
+// a Batch wrote, and between finding the slot's entry in the undo log and
+// reading it, lets that batch end and the next one write the same entry
+// for another slot: the reader must not take the other slot's old value.
+func TestUndoEntryReusedUnderAReader(t *testing.T) {
+	tb := New[string, uint64](0)
+	tb.Store("a", 1)
+	tb.Store("b", 10)
+	held := tb.Snapshot()
+	step, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tb.Batch(func(b Batch[string, uint64]) {
+			b.Store("a", 2) // its entry 0 keeps a's 1
+			step <- struct{}{}
+			<-step
+		})
+		tb.Batch(func(b Batch[string, uint64]) {
+			b.Store("b", 20) // its entry 0 keeps b's 10
+			step <- struct{}{}
+			<-step
+		})
+	}()
+	<-step
+	looked := 0
+	inRead = func(s int) {
+		if s == 3 {
+			looked++
+			inRead = nil
+			step <- struct{}{} // the first batch ends
+			<-step             // the second wrote its entry
+		}
+	}
+	t.Cleanup(func() { inRead = nil })
+	v, ok := held.Get("a")
+	step <- struct{}{}
+	<-done
+	if v != 1 || !ok {
+		t.Errorf("a snapshot from before both batches read a = %d, %v; want 1, true", v, ok)
+	}
+	if looked != 1 {
+		t.Errorf("the reader found the slot in the undo log %d times, want 1", looked)
+	}
+}
+
 // TestBatchLetsGoOfItsUndo fills a table with one large batch, and then
 // makes a small one: the first's list of what to put back, 40 bytes a
 // key, is let go of, and the second's kept for the next batch.
@@ -425,15 +567,15 @@ func TestBatchLetsGoOfItsUndo(t *testing.T) {
 			b.Store(i, 1)
 		}
 	})
-	if c := cap(tb.undo); c != 0 {
-		t.Errorf("after a batch of 20,000 new keys the undo list keeps room for %d", c)
+	if c := tb.undo.room(); c != 0 {
+		t.Errorf("after a batch of 20,000 new keys the undo log keeps room for %d", c)
 	}
 	tb.Batch(func(b Batch[int, uint64]) {
 		for i := range 100 {
 			b.Store(i, 2)
 		}
 	})
-	if c := cap(tb.undo); c < 100 || len(tb.undo) != 0 {
-		t.Errorf("after a batch of 100 the undo list has length %d and room for %d; want 0 and at least 100", len(tb.undo), c)
+	if c := tb.undo.room(); c < 100 || tb.undo.base.Load() != 0 {
+		t.Errorf("after a batch of 100 the undo log is open at %d with room for %d; want closed, with room for at least 100", tb.undo.base.Load(), c)
 	}
 }
