@@ -22,7 +22,7 @@ const (
 // taken before each batch (outside the timer), as a reader would, and the
 // batch copies what it changes. The floor and the peer have no States:
 // their two scenarios are the same. With -model, the model runs too, its
-// batch written into the next version as one, and with /held=State a
+// batch published as one version, and with /held=State a
 // snapshot taken before each batch.
 func BenchmarkBatch(b *testing.B) {
 	forLibs(b, withModel(withFloor), func(b *testing.B, lib string) {

@@ -35,8 +35,11 @@ type Table[K comparable, V any] struct {
 	n, used int // live keys; slots taken, by keys or the deleted
 	kept    int // older values kept since the last trim
 	stores  int // Stores since the last trim
-	// lastHeld is the versions held at the last trim.
+	// lastHeld is the versions held at the last trim, and left the
+	// older values it left (and those kept since that trims found they
+	// could not cut).
 	lastHeld []uint64
+	left     int
 	trimAt   int      // kept at which the writer trims
 	slab     []record // records allocated together
 	batch    uint64   // the first version a Batch writes, not yet published; 0 outside one
@@ -759,7 +762,7 @@ func (t *Table[K, V]) grow() *meta {
 		s.word.Store(w)
 	}
 	t.used = t.n
-	t.kept = 0
+	t.kept, t.left = 0, 0
 	born := t.state.Load() >> statusShift
 	if t.batch != 0 {
 		born = t.batch // the array holds the batch's Stores so far
@@ -970,6 +973,21 @@ func (t *Table[K, V]) trim(periodic bool) {
 			return
 		}
 	}
+	if len(vers) > 0 && vers[len(vers)-1] == cur-1 && slices.Equal(vers, t.lastHeld) {
+		// The held versions are those of the last trim, and the newest
+		// is cur-1: a snapshot of it was held then too, so the current
+		// version then was cur-1 or cur, and every older value kept
+		// since was replaced by a Store writing cur. Each was written
+		// at cur-1 or before, so the snapshot of cur-1 reads it; and a
+		// value the last trim left is read by the same versions as
+		// then. A reader that waits on a held snapshot (a lazy
+		// subscriber) makes the writer keep a value for each key it
+		// writes: walking the lists again, once for each quarter of
+		// the keys, would cut nothing.
+		t.left += t.kept
+		t.kept, t.trimAt = 0, max(1024, t.n/4, t.left)
+		return
+	}
 	t.lastHeld = append(t.lastHeld[:0], vers...)
 	vers = append(vers, cur)
 	vers = slices.Compact(vers)
@@ -989,7 +1007,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		// The block the next records come from holds some of those
 		// dropped, with their values: let go of it too.
 		t.slab = nil
-		t.kept, t.trimAt = 0, max(1024, t.n/4)
+		t.kept, t.left, t.trimAt = 0, 0, max(1024, t.n/4)
 		return
 	}
 
@@ -1024,7 +1042,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
-	t.kept, t.trimAt = 0, max(1024, t.n/4, left)
+	t.kept, t.left, t.trimAt = 0, left, max(1024, t.n/4, left)
 }
 
 // Snapshot freezes the current version and returns it, in O(1): its Get

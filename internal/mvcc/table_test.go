@@ -156,6 +156,43 @@ func TestHistoryEndsWithItsSnapshots(t *testing.T) {
 	waitFor(t, func() bool { tb.Trim(); return tb.History() == 0 })
 }
 
+// TestTrimCutsWhatTheHeldVersionDoesNotRead keeps one snapshot, lets go
+// of a later one, and then overwrites in place keys the later one was
+// the last to read: the older values those Stores keep are read by no
+// snapshot held, and a trim must cut them even though the held versions
+// and the current version are the ones the trim before saw.
+func TestTrimCutsWhatTheHeldVersionDoesNotRead(t *testing.T) {
+	const keys = 4000
+	tb := New[int, uint64](0)
+	for i := range keys {
+		tb.Store(i, 0)
+	}
+	kept := tb.Snapshot()
+	for i := range keys {
+		tb.Store(i, 1) // each keeps a 0 for kept
+	}
+	func() {
+		later := tb.Snapshot()
+		for i := range keys / 2 {
+			tb.Store(i, 2) // each keeps a 1 for later
+		}
+		runtime.KeepAlive(later)
+	}()
+	waitFor(t, func() bool { tb.Trim(); return tb.History() == keys })
+	for i := keys / 2; i < keys; i++ {
+		tb.Store(i, 2) // in place: each keeps a 1, which nobody reads
+	}
+	tb.Trim()
+	if h := tb.History(); h != keys {
+		t.Errorf("after a trim the table keeps %d older values; want %d, those the kept snapshot reads", h, keys)
+	}
+	for i := range keys {
+		if v, ok := kept.Get(i); v != 0 || !ok {
+			t.Fatalf("the kept snapshot reads %d, %v at %d; want 0, true", v, ok, i)
+		}
+	}
+}
+
 // waitFor runs the collector until cond holds, for up to ten seconds: the
 // collector ends an unreachable snapshot after a cycle or two, on a
 // goroutine of its own.
