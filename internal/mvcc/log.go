@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"runtime"
 	"sync/atomic"
 )
 
@@ -90,10 +91,12 @@ type Cursor[K comparable, V any] struct {
 // Cursor opens a cursor at the end of the change log, and from then on
 // every Store and Delete is recorded until it is closed. Take it before
 // the first snapshot it follows. A Store or a Batch already under way when
-// the cursor opens may go unrecorded, and it writes at most the version
-// after the current one: the cursor's first changes beyond that are
-// therefore found by comparing snapshots, and its log is read from the
-// version after.
+// the cursor opens may go unrecorded. It writes versions after the current
+// one (a Store the next, a Batch one for each slot and the one it
+// publishes), and no snapshot is taken of any but the last: the cursor's
+// changes from a snapshot before it are therefore found by comparing
+// snapshots, and its log is read for the changes from a snapshot of the
+// version after the current one or later.
 func (t *Table[K, V]) Cursor() *Cursor[K, V] {
 	t.ready()
 	t.log.readers.Add(1)
@@ -268,6 +271,10 @@ func (c *Cursor[K, V]) Changes(from, to Snapshot[K, V], fn func(k K, v V, ok boo
 			return true
 		})
 	}
+	// The walk above read to's older values through its array alone:
+	// to, and from, stay held until it is done.
+	runtime.KeepAlive(to.snapshot)
+	runtime.KeepAlive(from.snapshot)
 	return n
 }
 

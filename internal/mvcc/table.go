@@ -95,8 +95,8 @@ var beforePublish, inChange func()
 // after it read the slot's word, and with 1 after it read the value,
 // before it reads the word again; with 2 when the word it read is newer
 // than the version it reads, before it looks for an older value; and
-// with 3 when it found the slot in a Batch's undo log, before it reads
-// the entry.
+// with 3 when it found the slot's version in a Batch's undo log, before
+// it reads the log's blocks and the entry.
 var inRead func(step int)
 
 // inAbort, when not nil, is called by a Batch putting back a slot after
@@ -647,11 +647,18 @@ func (t *Table[K, V]) endBatch(arr *array) {
 	held := len(h.marks) > 0
 	h.mu.Unlock()
 	if held {
-		recs := newRecords(int(t.undo.n.Load()), t.ptr)
+		var recs []record
+		left := t.undo.n.Load()
 		t.undo.each(func(u *undo) {
+			left--
 			w := u.w.Load()
 			if w == 0 || u.a != arr {
-				return // a key new to the slot: older versions find none
+				return // a key new to the slot, or an array only later versions read
+			}
+			if len(recs) == 0 {
+				// In blocks, as Stores take them: one record a
+				// snapshot holds keeps its block alive.
+				recs = newRecords(int(min(left+1, 256)), t.ptr)
 			}
 			r := &recs[0]
 			recs = recs[1:]
@@ -812,11 +819,10 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 	storeRaw(&s.v, val, t.ptr)
 }
 
-// record returns a new record, from a block of records allocated
-// together: 256 in a Batch, whose block is dropped when the batch ends,
-// and 64 otherwise, where the first write to each key after a snapshot
-// keeps one (the collector frees a block once none of its records is
-// reachable; trims zero the values of those they unlink).
+// record returns a new record, from a block of 64 records allocated
+// together: the first write to each key after a snapshot keeps one (the
+// collector frees a block once none of its records is reachable; trims
+// zero the values of those they unlink).
 func (t *Table[K, V]) record() *record {
 	if len(t.slab) == 0 {
 		t.slab = newRecords(64, t.ptr)

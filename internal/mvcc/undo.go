@@ -88,10 +88,17 @@ func (l *undoLog) find(ver uint64, ptr bool) (w uint64, v raw, ok bool) {
 		return 0, raw{}, false
 	}
 	x := ver - base
-	u := &(*l.blocks.Load())[x/undoBlockSize][x%undoBlockSize]
 	if inRead != nil {
 		inRead(3)
 	}
+	bp := l.blocks.Load()
+	if bp == nil || x/undoBlockSize >= uint64(len(*bp)) {
+		// Within a batch the blocks are stored before the entries are
+		// counted: the batch ended, and end dropped them (a later
+		// batch may have made new ones).
+		return 0, raw{}, false
+	}
+	u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
 	w, v = u.w.Load(), u.value(ptr)
 	if l.base.Load() != base {
 		return 0, raw{}, false // the writer ended the batch, and may be reusing u

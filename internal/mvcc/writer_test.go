@@ -233,29 +233,89 @@ func TestVersionsRunOut(t *testing.T) {
 	tb.Store("a", 2)
 }
 
-// TestVersionsRunOutInABatch makes a batch whose Stores would take more
-// versions than are left: the Store that would take one too many panics,
-// saying why, and the batch changes nothing.
+// TestVersionsRunOutInABatch makes batches near the end of the versions:
+// one Store takes the last versions there are, and the batch is
+// published; a second Store would take one too many, and panics, saying
+// why, and its batch changes nothing.
 func TestVersionsRunOutInABatch(t *testing.T) {
-	tb := New[string, uint64](0)
-	tb.Store("a", 1)
-	tb.Store("b", 1)
-	tb.state.Store((verMask-3)<<statusShift | statusFrozen)
-	func() {
-		defer func() {
-			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "versions") {
-				t.Fatalf("recovered %v, want a panic about the versions", r)
-			}
+	for _, stores := range []int{1, 2} {
+		tb := New[string, uint64](0)
+		tb.Store("a", 1)
+		tb.Store("b", 1)
+		tb.state.Store((verMask-3)<<statusShift | statusFrozen)
+		var r any
+		func() {
+			defer func() { r = recover() }()
+			tb.Batch(func(b Batch[string, uint64]) {
+				b.Store("a", 2)
+				if stores == 2 {
+					b.Store("b", 2)
+				}
+			})
 		}()
-		tb.Batch(func(b Batch[string, uint64]) {
-			b.Store("a", 2)
-			b.Store("b", 2)
+		want := uint64(1)
+		if stores == 1 {
+			if r != nil {
+				t.Fatalf("a batch of one Store with room for it panicked: %v", r)
+			}
+			want = 2
+		} else if r == nil || !strings.Contains(fmt.Sprint(r), "versions") {
+			t.Fatalf("recovered %v from a batch of two Stores, want a panic about the versions", r)
+		}
+		if v, ok := tb.Load("a"); v != want || !ok {
+			t.Errorf("after a batch of %d Stores, Load(a) = %d, %v; want %d, true", stores, v, ok, want)
+		}
+		if v, ok := tb.Load("b"); v != 1 || !ok {
+			t.Errorf("after a batch of %d Stores, Load(b) = %d, %v; want 1, true", stores, v, ok)
+		}
+	}
+}
+
+// TestUndoBlocksDroppedUnderAReader lets a batch too large for its undo
+// log's blocks to be kept end, and the next batch make new ones, while a
+// Load is between finding its slot's version in the log and reading the
+// log's blocks: the Load must read again, not index blocks that are gone.
+func TestUndoBlocksDroppedUnderAReader(t *testing.T) {
+	const keys = 1200 // more entries than a table of keys keeps room for
+	tb := New[int, uint64](4 * keys)
+	for i := range keys {
+		tb.Store(i, 1)
+	}
+	step, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tb.Batch(func(b Batch[int, uint64]) {
+			for i := range keys {
+				b.Store(i, 2)
+			}
+			step <- struct{}{}
+			<-step
+		})
+		tb.Batch(func(b Batch[int, uint64]) {
+			b.Store(0, 3) // one block of entries
+			step <- struct{}{}
+			<-step
 		})
 	}()
-	for _, k := range []string{"a", "b"} {
-		if v, ok := tb.Load(k); v != 1 || !ok {
-			t.Errorf("after the refused batch, Load(%s) = %d, %v; want 1, true", k, v, ok)
+	<-step
+	looked := 0
+	inRead = func(s int) {
+		if s == 3 {
+			looked++
+			inRead = nil
+			step <- struct{}{} // the first batch ends, and drops its blocks
+			<-step             // the second made its own
 		}
+	}
+	t.Cleanup(func() { inRead = nil })
+	v, ok := tb.Load(keys - 1)
+	step <- struct{}{}
+	<-done
+	if v != 1 && v != 2 || !ok {
+		t.Errorf("Load = %d, %v across the end of a batch; want 1 or 2, true", v, ok)
+	}
+	if looked != 1 {
+		t.Errorf("the Load found its slot in the undo log %d times, want 1", looked)
 	}
 }
 
