@@ -953,9 +953,9 @@ func (t *Table[K, V]) Trim() {
 // Writer only; O(slots with older values + held snapshots).
 //
 // A periodic trim, made because a pass over the keys went by rather than
-// because many older values were kept, walks the lists only if the held
-// versions changed since the last trim, or none is held and the table of
-// older values is not empty and small: otherwise it could cut nothing
+// because many older values were kept, walks the lists only if a version
+// held at the last trim is no longer held, or none is held and the table
+// of older values is not empty and small: otherwise it could cut nothing
 // that the next trim would not.
 func (t *Table[K, V]) trim(periodic bool) {
 	if t.batch != 0 {
@@ -974,7 +974,13 @@ func (t *Table[K, V]) trim(periodic bool) {
 	h.mu.Unlock()
 	slices.Sort(vers)
 	vers = slices.Compact(vers)
-	if periodic && slices.Equal(vers, t.lastHeld) {
+	if periodic && holdsAll(vers, t.lastHeld) {
+		// No version held at the last trim has gone since: a value
+		// that trim left is read as it was, and those kept since wait
+		// for the trim that their number sets off. A reader that takes
+		// a new snapshot now and then, and drops the last, adds a held
+		// version at each; walking every list each time would cost
+		// the writer the whole history once a pass over the keys.
 		if hist := t.meta.Load().arr.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 {
 			return
 		}
@@ -1049,6 +1055,19 @@ func (t *Table[K, V]) trim(periodic bool) {
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
 	t.kept, t.left, t.trimAt = 0, left, max(1024, t.n/4, left)
+}
+
+// holdsAll reports whether the sorted versions vers include every one of
+// the sorted versions of.
+func holdsAll(vers, of []uint64) bool {
+	for _, v := range of {
+		i, ok := slices.BinarySearch(vers, v)
+		if !ok {
+			return false
+		}
+		vers = vers[i+1:]
+	}
+	return true
 }
 
 // Snapshot freezes the current version and returns it, in O(1): its Get

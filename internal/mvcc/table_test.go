@@ -193,6 +193,70 @@ func TestTrimCutsWhatTheHeldVersionDoesNotRead(t *testing.T) {
 	}
 }
 
+// TestPeriodicTrimAfterASnapshotGoes keeps one snapshot and lets go of a
+// later one, after a trim that saw both: the writer's periodic trim, with
+// no older value kept since, must cut what only the later one read.
+func TestPeriodicTrimAfterASnapshotGoes(t *testing.T) {
+	const keys = 2000
+	tb := New[int, uint64](0)
+	for i := range keys {
+		tb.Store(i, 0)
+	}
+	kept := tb.Snapshot()
+	for i := range keys {
+		tb.Store(i, 1) // keeps a 0 for kept
+	}
+	later := tb.Snapshot()
+	for i := range keys {
+		tb.Store(i, 2) // keeps a 1 for later; enough to set off a trim that sees both
+	}
+	if h := tb.History(); h != 2*keys {
+		t.Fatalf("with two snapshots held the table keeps %d older values, want %d", h, 2*keys)
+	}
+	laterVer := later.Version()
+	runtime.KeepAlive(later)
+	waitFor(t, func() bool {
+		tb.held.mu.Lock()
+		defer tb.held.mu.Unlock()
+		for _, m := range tb.held.marks {
+			if m.ver == laterVer && !m.gone.Load() {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range 2*keys + 1 {
+		tb.Store(i%keys, 2) // in place, keeping nothing: the periodic trim comes
+	}
+	if h := tb.History(); h != keys {
+		t.Errorf("after the later snapshot went and a pass of Stores, the table keeps %d older values; want %d, those kept reads", h, keys)
+	}
+	for i := range keys {
+		if v, ok := kept.Get(i); v != 0 || !ok {
+			t.Fatalf("the kept snapshot reads %d, %v at %d; want 0, true", v, ok, i)
+		}
+	}
+}
+
+func TestHoldsAll(t *testing.T) {
+	for _, c := range []struct {
+		vers, of []uint64
+		want     bool
+	}{
+		{nil, nil, true},
+		{[]uint64{1, 2}, nil, true},
+		{nil, []uint64{1}, false},
+		{[]uint64{1, 3, 5}, []uint64{1, 5}, true},
+		{[]uint64{1, 3, 5}, []uint64{1, 4}, false},
+		{[]uint64{3, 5}, []uint64{1}, false},
+		{[]uint64{1, 3}, []uint64{1, 3, 5}, false},
+	} {
+		if got := holdsAll(c.vers, c.of); got != c.want {
+			t.Errorf("holdsAll(%v, %v) = %v, want %v", c.vers, c.of, got, c.want)
+		}
+	}
+}
+
 // waitFor runs the collector until cond holds, for up to ten seconds: the
 // collector ends an unreachable snapshot after a cycle or two, on a
 // goroutine of its own.
