@@ -35,11 +35,14 @@ type Table[K comparable, V any] struct {
 	n, used int // live keys; slots taken, by keys or the deleted
 	kept    int // older values kept since the last trim
 	stores  int // Stores since the last trim
-	// lastHeld is the versions held at the last trim, and left the
-	// older values it left (and those kept since that trims found they
-	// could not cut).
+	// lastHeld is the versions held at the last trim that looked at the
+	// lists, every older value in which one of them reads; left is the
+	// number of those values. keptAt is the versions whose Stores kept
+	// older values since: a value kept at version c is read by the
+	// snapshot of c-1, if it is held.
 	lastHeld []uint64
 	left     int
+	keptAt   []uint64
 	trimAt   int      // kept at which the writer trims
 	slab     []record // records allocated together
 	batch    uint64   // the first version a Batch writes, not yet published; 0 outside one
@@ -611,7 +614,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			m.prev.Store(nil)
 		}
 		t.last.Store(nil)
-		t.endBatch(before.arr)
+		t.endBatch(before.arr, cur+1)
 	}()
 	fn(Batch[K, V]{t})
 	done = true
@@ -635,11 +638,12 @@ func (t *Table[K, V]) published(cur uint64) uint64 {
 // endBatch ends a Batch's undo log once its version is published. If a
 // snapshot may still read what the batch replaced, it first keeps each
 // value the batch replaced in arr, the array of the version it began at,
-// in its slot's list, as a Store would have (an array the batch grew
-// into is read by no older version); otherwise it keeps nothing, and a
+// in its slot's list, as a Store writing base, the batch's first version,
+// would have (an array the batch grew into is read by no older version);
+// otherwise it keeps nothing, and a
 // Load that read an entry reads again, for the trims counter moves on.
 // Writer only.
-func (t *Table[K, V]) endBatch(arr *array) {
+func (t *Table[K, V]) endBatch(arr *array, base uint64) {
 	h := &t.held
 	h.trims.Add(1) // before it reads the marks, as trim does: see Snapshot
 	h.mu.Lock()
@@ -669,7 +673,7 @@ func (t *Table[K, V]) endBatch(arr *array) {
 			storeRaw(&r.v, u.value(t.ptr), t.ptr)
 			arr.room()
 			arr.keep(u.s.index(arr.slots), r)
-			t.kept++
+			t.keep(base) // read by the snapshot of the version the batch began at, as a Store's at base would be
 		})
 	}
 	t.undo.end(t.n)
@@ -710,7 +714,7 @@ func (t *Table[K, V]) abort(before *meta, n, used int, cur, v uint64) {
 	t.stamps[v&1].Store(t.stamps[cur&1].Load())
 	t.state.Store(v << statusShift)
 	t.last.Store(nil)
-	t.endBatch(before.arr)
+	t.endBatch(before.arr, cur+1)
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).
@@ -769,7 +773,7 @@ func (t *Table[K, V]) grow() *meta {
 		s.word.Store(w)
 	}
 	t.used = t.n
-	t.kept, t.left = 0, 0
+	t.kept, t.left, t.keptAt = 0, 0, t.keptAt[:0]
 	born := t.state.Load() >> statusShift
 	if t.batch != 0 {
 		born = t.batch // the array holds the batch's Stores so far
@@ -808,7 +812,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 			r.ver |= gone
 		}
 		a.keep(s.index(a.slots), r)
-		t.kept++
+		t.keep(ver)
 	}
 	if w&deleted != 0 {
 		storeRaw(&s.v, val, t.ptr)
@@ -985,22 +989,22 @@ func (t *Table[K, V]) trim(periodic bool) {
 			return
 		}
 	}
-	if len(vers) > 0 && vers[len(vers)-1] == cur-1 && slices.Equal(vers, t.lastHeld) {
-		// The held versions are those of the last trim, and the newest
-		// is cur-1: a snapshot of it was held then too, so the current
-		// version then was cur-1 or cur, and every older value kept
-		// since was replaced by a Store writing cur. Each was written
-		// at cur-1 or before, so the snapshot of cur-1 reads it; and a
-		// value the last trim left is read by the same versions as
-		// then. A reader that waits on a held snapshot (a lazy
-		// subscriber) makes the writer keep a value for each key it
-		// writes: walking the lists again, once for each quarter of
-		// the keys, would cut nothing.
+	if len(vers) > 0 && holdsAll(vers, t.lastHeld) && t.keptRead(vers) {
+		// Every older value is read by a held version: those the
+		// last look at the lists left by a version still held, those
+		// kept since by the snapshot of the version before the one
+		// their Store wrote. A reader that waits on a held snapshot
+		// (a lazy subscriber), or takes a new one now and then before
+		// the collector ends the last, makes the writer keep a value
+		// for each key it writes: walking the lists each time a
+		// quarter of the keys went by would cut nothing.
+		t.lastHeld = append(t.lastHeld[:0], vers...)
 		t.left += t.kept
-		t.kept, t.trimAt = 0, max(1024, t.n/4, t.left)
+		t.kept, t.keptAt, t.trimAt = 0, t.keptAt[:0], max(1024, t.n/4, t.left)
 		return
 	}
 	t.lastHeld = append(t.lastHeld[:0], vers...)
+	t.keptAt = t.keptAt[:0]
 	vers = append(vers, cur)
 	vers = slices.Compact(vers)
 	if s := t.last.Load(); s != nil && s.ver < cur {
@@ -1055,6 +1059,28 @@ func (t *Table[K, V]) trim(periodic bool) {
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
 	t.kept, t.left, t.trimAt = 0, left, max(1024, t.n/4, left)
+}
+
+// keep counts an older value kept by a Store writing version c. Writer
+// only.
+func (t *Table[K, V]) keep(c uint64) {
+	t.kept++
+	if n := len(t.keptAt); n == 0 || t.keptAt[n-1] != c {
+		t.keptAt = append(t.keptAt, c)
+	}
+}
+
+// keptRead reports whether the older values kept since the last look at
+// the lists are all read by the held versions vers: for each version c
+// whose Stores kept some, c-1 is held. Each was written at c-1 or
+// before, and replaced at c.
+func (t *Table[K, V]) keptRead(vers []uint64) bool {
+	for _, c := range t.keptAt {
+		if _, ok := slices.BinarySearch(vers, c-1); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsAll reports whether the sorted versions vers include every one of
