@@ -281,21 +281,41 @@ func TestUndoBlocksDroppedUnderAReader(t *testing.T) {
 	for i := range keys {
 		tb.Store(i, 1)
 	}
+	var v uint64
+	var ok bool
+	looked := betweenTwoBatches(t, tb, func(b Batch[int, uint64]) {
+		for i := range keys {
+			b.Store(i, 2)
+		}
+	}, func(b Batch[int, uint64]) {
+		b.Store(0, 3) // one block of entries
+	}, func() { v, ok = tb.Load(keys - 1) })
+	if v != 1 && v != 2 || !ok {
+		t.Errorf("Load = %d, %v across the end of a batch; want 1 or 2, true", v, ok)
+	}
+	if looked != 1 {
+		t.Errorf("the Load found its slot in the undo log %d times, want 1", looked)
+	}
+}
+
+// betweenTwoBatches runs the batches first and then second on another
+// goroutine, each paused before it ends, and calls read while the first
+// is paused. When a reader in read has found its slot's version in the
+// undo log and is about to read the log (inRead's step 3), the first
+// batch ends and the second runs up to its pause; the second ends once
+// read returns. It returns how many times a reader reached that step.
+func betweenTwoBatches[K comparable](t *testing.T, tb *Table[K, uint64], first, second func(Batch[K, uint64]), read func()) int {
+	t.Helper()
 	step, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		tb.Batch(func(b Batch[int, uint64]) {
-			for i := range keys {
-				b.Store(i, 2)
-			}
-			step <- struct{}{}
-			<-step
-		})
-		tb.Batch(func(b Batch[int, uint64]) {
-			b.Store(0, 3) // one block of entries
-			step <- struct{}{}
-			<-step
-		})
+		for _, fn := range []func(Batch[K, uint64]){first, second} {
+			tb.Batch(func(b Batch[K, uint64]) {
+				fn(b)
+				step <- struct{}{}
+				<-step
+			})
+		}
 	}()
 	<-step
 	looked := 0
@@ -303,20 +323,15 @@ func TestUndoBlocksDroppedUnderAReader(t *testing.T) {
 		if s == 3 {
 			looked++
 			inRead = nil
-			step <- struct{}{} // the first batch ends, and drops its blocks
-			<-step             // the second made its own
+			step <- struct{}{} // the first batch ends
+			<-step             // the second is under way
 		}
 	}
 	t.Cleanup(func() { inRead = nil })
-	v, ok := tb.Load(keys - 1)
+	read()
 	step <- struct{}{}
 	<-done
-	if v != 1 && v != 2 || !ok {
-		t.Errorf("Load = %d, %v across the end of a batch; want 1 or 2, true", v, ok)
-	}
-	if looked != 1 {
-		t.Errorf("the Load found its slot in the undo log %d times, want 1", looked)
-	}
+	return looked
 }
 
 // TestPanickingBatchChangesNothing runs random Stores, Deletes and
@@ -581,34 +596,13 @@ func TestUndoEntryReusedUnderAReader(t *testing.T) {
 	tb.Store("a", 1)
 	tb.Store("b", 10)
 	held := tb.Snapshot()
-	step, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tb.Batch(func(b Batch[string, uint64]) {
-			b.Store("a", 2) // its entry 0 keeps a's 1
-			step <- struct{}{}
-			<-step
-		})
-		tb.Batch(func(b Batch[string, uint64]) {
-			b.Store("b", 20) // its entry 0 keeps b's 10
-			step <- struct{}{}
-			<-step
-		})
-	}()
-	<-step
-	looked := 0
-	inRead = func(s int) {
-		if s == 3 {
-			looked++
-			inRead = nil
-			step <- struct{}{} // the first batch ends
-			<-step             // the second wrote its entry
-		}
-	}
-	t.Cleanup(func() { inRead = nil })
-	v, ok := held.Get("a")
-	step <- struct{}{}
-	<-done
+	var v uint64
+	var ok bool
+	looked := betweenTwoBatches(t, tb, func(b Batch[string, uint64]) {
+		b.Store("a", 2) // its entry 0 keeps a's 1
+	}, func(b Batch[string, uint64]) {
+		b.Store("b", 20) // its entry 0 keeps b's 10
+	}, func() { v, ok = held.Get("a") })
 	if v != 1 || !ok {
 		t.Errorf("a snapshot from before both batches read a = %d, %v; want 1, true", v, ok)
 	}
