@@ -55,7 +55,7 @@ func (l *undoLog) begin(base uint64) {
 	l.base.Store(base)
 }
 
-// add records that a was's slot s held word w and value v, and returns
+// add records that slot s of array a held word w and value v, and returns
 // its index: the batch writes s as version base+index. Writer only.
 func (l *undoLog) add(a *array, s *slot, w uint64, v raw) uint64 {
 	x := l.n.Load()
