@@ -614,7 +614,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			m.prev.Store(nil)
 		}
 		t.last.Store(nil)
-		t.endBatch(before.arr, cur+1)
+		t.endBatch(before.arr)
 	}()
 	fn(Batch[K, V]{t})
 	done = true
@@ -635,29 +635,33 @@ func (t *Table[K, V]) published(cur uint64) uint64 {
 	return v
 }
 
-// endBatch ends a Batch's undo log once its version is published. If a
-// snapshot may still read what the batch replaced, it first keeps each
-// value the batch replaced in arr, the array of the version it began at,
-// in its slot's list, as a Store writing base, the batch's first version,
-// would have (an array the batch grew into is read by no older version);
-// otherwise it keeps nothing, and a
+// endBatch ends a Batch's undo log once its version is published. It
+// first keeps in its slot's list each value the batch replaced in arr,
+// the array of the version it began at, that a snapshot may still read:
+// one written at or before the newest version held (an array the batch
+// grew into is read by no older version). It keeps nothing else, and a
 // Load that read an entry reads again, for the trims counter moves on.
 // Writer only.
-func (t *Table[K, V]) endBatch(arr *array, base uint64) {
+func (t *Table[K, V]) endBatch(arr *array) {
 	h := &t.held
 	h.trims.Add(1) // before it reads the marks, as trim does: see Snapshot
 	h.mu.Lock()
 	h.count()
-	held := len(h.marks) > 0
+	var newest uint64 // the newest version held; every one is base-1 or older
+	for _, m := range h.marks {
+		newest = max(newest, m.ver)
+	}
 	h.mu.Unlock()
-	if held {
+	if newest > 0 {
 		var recs []record
 		left := t.undo.n.Load()
 		t.undo.each(func(u *undo) {
 			left--
 			w := u.w.Load()
-			if w == 0 || u.a != arr {
-				return // a key new to the slot, or an array only later versions read
+			if w == 0 || u.a != arr || w&verMask > newest {
+				// A key new to the slot, an array only later versions
+				// read, or a value written after every held version.
+				return
 			}
 			if len(recs) == 0 {
 				// In blocks, as Stores take them: one record a
@@ -673,7 +677,7 @@ func (t *Table[K, V]) endBatch(arr *array, base uint64) {
 			storeRaw(&r.v, u.value(t.ptr), t.ptr)
 			arr.room()
 			arr.keep(u.s.index(arr.slots), r)
-			t.keep(base) // read by the snapshot of the version the batch began at, as a Store's at base would be
+			t.keep(newest + 1) // the snapshot of newest reads it
 		})
 	}
 	t.undo.end(t.n)
@@ -714,7 +718,7 @@ func (t *Table[K, V]) abort(before *meta, n, used int, cur, v uint64) {
 	t.stamps[v&1].Store(t.stamps[cur&1].Load())
 	t.state.Store(v << statusShift)
 	t.last.Store(nil)
-	t.endBatch(before.arr, cur+1)
+	t.endBatch(before.arr)
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).

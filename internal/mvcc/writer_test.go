@@ -611,6 +611,35 @@ func TestUndoEntryReusedUnderAReader(t *testing.T) {
 	}
 }
 
+// TestBatchKeepsWhatHeldSnapshotsRead holds a snapshot, overwrites half
+// the keys after it, and then overwrites every key in a batch: the batch
+// must keep the values it replaced that the snapshot reads, the other
+// half, and not those written after it, which nobody reads.
+func TestBatchKeepsWhatHeldSnapshotsRead(t *testing.T) {
+	const keys = 100
+	tb := New[int, uint64](0)
+	for i := range keys {
+		tb.Store(i, 1)
+	}
+	held := tb.Snapshot()
+	for i := range keys / 2 {
+		tb.Store(i, 2) // each keeps its 1 for held
+	}
+	tb.Batch(func(b Batch[int, uint64]) {
+		for i := range keys {
+			b.Store(i, 3)
+		}
+	})
+	if h := tb.History(); h != keys {
+		t.Errorf("after the batch the table keeps %d older values; want %d, one a key for the held snapshot", h, keys)
+	}
+	for i := range keys {
+		if v, ok := held.Get(i); v != 1 || !ok {
+			t.Fatalf("the held snapshot reads %d, %v at %d; want 1, true", v, ok, i)
+		}
+	}
+}
+
 // TestBatchLetsGoOfItsUndo fills a table with one large batch, and then
 // makes a small one: the first's list of what to put back, 40 bytes a
 // key, is let go of, and the second's kept for the next batch.
