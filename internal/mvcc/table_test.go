@@ -183,14 +183,7 @@ func TestTrimCutsWhatTheHeldVersionDoesNotRead(t *testing.T) {
 		tb.Store(i, 2) // in place: each keeps a 1, which nobody reads
 	}
 	tb.Trim()
-	if h := tb.History(); h != keys {
-		t.Errorf("after a trim the table keeps %d older values; want %d, those the kept snapshot reads", h, keys)
-	}
-	for i := range keys {
-		if v, ok := kept.Get(i); v != 0 || !ok {
-			t.Fatalf("the kept snapshot reads %d, %v at %d; want 0, true", v, ok, i)
-		}
-	}
+	checkKept(t, "after a trim", tb, keys, kept, keys, 0)
 }
 
 // TestPeriodicTrimAfterASnapshotGoes keeps one snapshot and lets go of a
@@ -228,12 +221,19 @@ func TestPeriodicTrimAfterASnapshotGoes(t *testing.T) {
 	for i := range 2*keys + 1 {
 		tb.Store(i%keys, 2) // in place, keeping nothing: the periodic trim comes
 	}
-	if h := tb.History(); h != keys {
-		t.Errorf("after the later snapshot went and a pass of Stores, the table keeps %d older values; want %d, those kept reads", h, keys)
+	checkKept(t, "after the later snapshot went and a pass of Stores,", tb, keys, kept, keys, 0)
+}
+
+// checkKept checks that tb keeps want older values, and that held reads
+// v at each of the keys 0 to keys-1.
+func checkKept(t *testing.T, when string, tb *Table[int, uint64], want int, held Snapshot[int, uint64], keys int, v uint64) {
+	t.Helper()
+	if h := tb.History(); h != want {
+		t.Errorf("%s the table keeps %d older values; want %d, those the held snapshot reads", when, h, want)
 	}
 	for i := range keys {
-		if v, ok := kept.Get(i); v != 0 || !ok {
-			t.Fatalf("the kept snapshot reads %d, %v at %d; want 0, true", v, ok, i)
+		if got, ok := held.Get(i); got != v || !ok {
+			t.Fatalf("%s the held snapshot reads %d, %v at %d; want %d, true", when, got, ok, i, v)
 		}
 	}
 }

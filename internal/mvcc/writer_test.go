@@ -630,14 +630,7 @@ func TestBatchKeepsWhatHeldSnapshotsRead(t *testing.T) {
 			b.Store(i, 3)
 		}
 	})
-	if h := tb.History(); h != keys {
-		t.Errorf("after the batch the table keeps %d older values; want %d, one a key for the held snapshot", h, keys)
-	}
-	for i := range keys {
-		if v, ok := held.Get(i); v != 1 || !ok {
-			t.Fatalf("the held snapshot reads %d, %v at %d; want 1, true", v, ok, i)
-		}
-	}
+	checkKept(t, "after the batch", tb, keys, held, keys, 1)
 }
 
 // TestBatchLetsGoOfItsUndo fills a table with one large batch, and then
