@@ -163,11 +163,7 @@ func TestHistoryEndsWithItsSnapshots(t *testing.T) {
 // and the current version are the ones the trim before saw.
 func TestTrimCutsWhatTheHeldVersionDoesNotRead(t *testing.T) {
 	const keys = 4000
-	tb := New[int, uint64](0)
-	for i := range keys {
-		tb.Store(i, 0)
-	}
-	kept := tb.Snapshot()
+	tb, kept := filledAndHeld(keys, 0)
 	for i := range keys {
 		tb.Store(i, 1) // each keeps a 0 for kept
 	}
@@ -191,11 +187,7 @@ func TestTrimCutsWhatTheHeldVersionDoesNotRead(t *testing.T) {
 // no older value kept since, must cut what only the later one read.
 func TestPeriodicTrimAfterASnapshotGoes(t *testing.T) {
 	const keys = 2000
-	tb := New[int, uint64](0)
-	for i := range keys {
-		tb.Store(i, 0)
-	}
-	kept := tb.Snapshot()
+	tb, kept := filledAndHeld(keys, 0)
 	for i := range keys {
 		tb.Store(i, 1) // keeps a 0 for kept
 	}
@@ -222,6 +214,16 @@ func TestPeriodicTrimAfterASnapshotGoes(t *testing.T) {
 		tb.Store(i%keys, 2) // in place, keeping nothing: the periodic trim comes
 	}
 	checkKept(t, "after the later snapshot went and a pass of Stores,", tb, keys, kept, keys, 0)
+}
+
+// filledAndHeld returns a table of the keys 0 to keys-1, each stored with
+// v, and a snapshot of it.
+func filledAndHeld(keys int, v uint64) (*Table[int, uint64], Snapshot[int, uint64]) {
+	tb := New[int, uint64](0)
+	for i := range keys {
+		tb.Store(i, v)
+	}
+	return tb, tb.Snapshot()
 }
 
 // checkKept checks that tb keeps want older values, and that held reads

@@ -617,11 +617,7 @@ func TestUndoEntryReusedUnderAReader(t *testing.T) {
 // half, and not those written after it, which nobody reads.
 func TestBatchKeepsWhatHeldSnapshotsRead(t *testing.T) {
 	const keys = 100
-	tb := New[int, uint64](0)
-	for i := range keys {
-		tb.Store(i, 1)
-	}
-	held := tb.Snapshot()
+	tb, held := filledAndHeld(keys, 1)
 	for i := range keys / 2 {
 		tb.Store(i, 2) // each keeps its 1 for held
 	}
