@@ -647,7 +647,7 @@ func (t *Table[K, V]) endBatch(arr *array) {
 	h.trims.Add(1) // before it reads the marks, as trim does: see Snapshot
 	h.mu.Lock()
 	h.count()
-	var newest uint64 // the newest version held; every one is base-1 or older
+	var newest uint64 // the newest version held: the one the batch began at, or older
 	for _, m := range h.marks {
 		newest = max(newest, m.ver)
 	}
