@@ -16,26 +16,30 @@
 // Each slot is three words (slot.go): where its key is, the newest value,
 // and a word with the version that wrote it (or deleted the key), the
 // key's length and some bits of its hash. A string key is kept as its
-// bytes; a value of one word (a pointer, or a 64-bit integer or float)
-// is kept in the slot; any other key or value is kept as a copy of its
-// own, allocated when it is stored. Older values that snapshots may still
-// read are kept beside the slots, in lists by slot (history.go). A Store
+// bytes; a value of one word (a pointer, or a 64-bit integer or float) is
+// kept in the slot; any other key or value is kept as a copy of its own,
+// allocated when it is stored. Older values that snapshots may still read
+// are kept beside the slots, in lists by slot (history.go). A Store
 // overwrites the slot in place while no snapshot holds the current
 // version, as the trie's Live map changes nodes in place, and otherwise
 // writes into the next version; either way, when the slot was written in
 // an older version, it first keeps the old value in a record of its own
-// (from a block of records). A Batch gives each slot it writes a version
-// of its own after the published one, and keeps what the slot held in an
-// undo log at the index that version gives (undo.go), where readers of
-// the published version find it; the batch then publishes the version
-// after all of those, and moves what it replaced into records only if a
-// snapshot may still read it. A snapshot is a
-// version number and the slot array of that version, taken in O(1); Get
-// at a version reads the slot, and the list when the slot is newer. A
-// table that grows makes a new array of the newest values; snapshots
+// (from a block of records), or, once the slot's page of 64 slots has kept
+// a few records in a version changed in place, in one copy of the whole
+// page, which keeps the page's other slots too (page.go): the first pass
+// over the keys after a lazy reader's snapshot then costs a copy a page
+// rather than a record, and a cold lookup, a key. A Batch gives each slot
+// it writes a version of its own after the published one, and keeps what
+// the slot held in an undo log at the index that version gives (undo.go),
+// where readers of the published version find it; the batch then publishes
+// the version after all of those, and moves what it replaced into records
+// only if a snapshot may still read it. A snapshot is a version number and
+// the slot array of that version, taken in O(1); Get at a version reads
+// the slot, and its records and its page's copies when the slot is newer.
+// A table that grows makes a new array of the newest values; snapshots
 // taken before keep reading the old one, which nobody writes again. While
-// a Cursor is open, each Store and Delete also appends its key to a
-// change log, from which a subscriber learns which keys changed up to its
+// a Cursor is open, each Store and Delete also appends its key to a change
+// log, from which a subscriber learns which keys changed up to its
 // snapshot; one that lags too far is given the changes by comparing its
 // snapshots slot by slot instead.
 //

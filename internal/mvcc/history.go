@@ -13,6 +13,7 @@ import (
 type array struct {
 	slots []slot
 	older atomic.Pointer[history]
+	pages atomic.Pointer[pageHeads] // copies of pages of slots (page.go); nil while there are none
 }
 
 // newArray makes an array of n empty slots; ptr says whether their

@@ -440,9 +440,19 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		next = new(meta)
 	}
 	var kept *record
+	var page *pageCopy
+	paged := false
 	if w != 0 && w&verMask < ver {
-		kept = t.record()
-		m.arr.room()
+		if st&statusMask == statusOpen && m.arr.copying(s.index(m.arr.slots), ver) {
+			// In place, to a page that kept records for several
+			// Stores in this version: what the slot held is kept by
+			// a copy of its page, made once in the version.
+			paged = true
+			page = m.arr.copyPage(s.index(m.arr.slots), ver, t.ptr)
+		} else {
+			kept = t.record()
+			m.arr.room()
+		}
 	}
 	var kp unsafe.Pointer
 	if w == 0 {
@@ -464,6 +474,9 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		ver = nextVersion(ver) // the version is frozen: write into the next one, which nobody sees before it is published
 		t.settle()
 	}
+	if !inPlace {
+		page, paged = nil, false // a snapshot froze the version meanwhile: keep a record
+	}
 	if w == 0 {
 		s.kp = kp // nobody reads it before the slot's word is set
 		t.used++
@@ -479,7 +492,12 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 			t.newMeta(next, m.arr, ver)
 		}
 	}
-	t.write(m.arr, s, tag, w, ver, r, del, kept)
+	if page != nil {
+		// Linked before the slot changes, as a record is.
+		m.arr.linkPage(s.index(m.arr.slots), page)
+		t.keep(ver)
+	}
+	t.write(m.arr, s, tag, w, ver, r, del, kept, paged)
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
@@ -537,7 +555,7 @@ func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del 
 			t.newMeta(new(meta), m.arr, t.batch)
 		}
 	}
-	t.write(m.arr, s, tag, w, ver, r, del, nil)
+	t.write(m.arr, s, tag, w, ver, r, del, nil, false)
 	if logging && first {
 		t.log.append(Entry[K]{ver, k})
 	}
@@ -556,8 +574,9 @@ func (t *Table[K, V]) trimDue() bool {
 	if t.stores <= max(4096, t.n) {
 		return false
 	}
-	h := t.meta.Load().arr.older.Load()
-	return h.used > 0 || len(h.e) > 64
+	a := t.meta.Load().arr
+	h := a.older.Load()
+	return h.used > 0 || len(h.e) > 64 || a.pages.Load() != nil
 }
 
 // Batch calls fn, and makes the Stores and Deletes it makes through b
@@ -795,8 +814,9 @@ func (t *Table[K, V]) grow() *meta {
 //     word before sees it changed if it read the new value.
 //
 // The old value is kept first, in r if it is not nil, when s was written
-// in an older version, which a snapshot may hold.
-func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del bool, r *record) {
+// in an older version, which a snapshot may hold, unless a copy of its
+// page keeps it (paged).
+func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del bool, r *record, paged bool) {
 	nw := tag | ver
 	if del {
 		nw |= deleted
@@ -806,7 +826,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 		s.word.Store(nw)
 		return
 	}
-	if w&verMask < ver && t.batch == 0 {
+	if w&verMask < ver && t.batch == 0 && !paged {
 		if r == nil {
 			r = t.record()
 		}
@@ -841,8 +861,9 @@ func (t *Table[K, V]) record() *record {
 }
 
 // at returns the value at version at of the key in sl, whose word find saw
-// as w; whether it came from the list of older values; and the version
-// that wrote it, or deleted the key (0 if the key came later).
+// as w; whether it came from the older values (the Batch's undo log, the
+// slot's records, its page's copies); and the version that wrote it, or
+// deleted the key (0 if the key came later).
 func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
@@ -866,14 +887,24 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 				return uv, true, true, uw & verMask
 			}
 			// Newer than version at; the older values were kept
-			// before the version was set.
-			for r := a.list(sl.index(a.slots)); r != nil; r = r.older.Load() {
+			// before the version was set, in the slot's records or
+			// its page's copies: the one written last at or before
+			// version at is its value there.
+			i := sl.index(a.slots)
+			pv, pok, pver, inPage := a.pageValue(i, at, t.ptr)
+			for r := a.list(i); r != nil; r = r.older.Load() {
 				if rv := r.ver & verMask; rv <= at {
+					if inPage && pver > rv {
+						break
+					}
 					if r.ver&gone != 0 {
 						return val, false, true, rv
 					}
 					return loadRaw(&r.v, t.ptr), true, true, rv
 				}
+			}
+			if inPage {
+				return pv, pok, true, pver
 			}
 			return val, false, true, 0 // the key came later
 		}
@@ -897,11 +928,12 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 	return val, false, false, 0
 }
 
-// History is the number of older values kept for snapshots. Writer only;
-// O(N).
+// History is the number of older values kept for snapshots, counting a
+// copy of a page as one. Writer only; O(N).
 func (t *Table[K, V]) History() int {
 	t.ready()
-	return t.meta.Load().arr.count()
+	a := t.meta.Load().arr
+	return a.count() + a.copies()
 }
 
 // heldSnapshots is what the table knows of the snapshots still held: a
@@ -989,7 +1021,8 @@ func (t *Table[K, V]) trim(periodic bool) {
 		// a new snapshot now and then, and drops the last, adds a held
 		// version at each; walking every list each time would cost
 		// the writer the whole history once a pass over the keys.
-		if hist := t.meta.Load().arr.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 {
+		a := t.meta.Load().arr
+		if hist := a.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 && a.pages.Load() == nil {
 			return
 		}
 	}
@@ -1024,6 +1057,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		} else {
 			h.clear()
 		}
+		a.pages.Store(nil)
 		// The block the next records come from holds some of those
 		// dropped, with their values: let go of it too.
 		t.slab = nil
@@ -1059,6 +1093,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 			storeRaw(&r.v, raw{}, t.ptr) // its block of records may outlive it
 		}
 	}
+	left += a.trimPages(readBy)
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.

@@ -616,6 +616,7 @@ func TestUndoEntryReusedUnderAReader(t *testing.T) {
 // must keep the values it replaced that the snapshot reads, the other
 // half, and not those written after it, which nobody reads.
 func TestBatchKeepsWhatHeldSnapshotsRead(t *testing.T) {
+	keepRecords(t) // it counts records
 	const keys = 100
 	tb, held := filledAndHeld(keys, 1)
 	for i := range keys / 2 {

@@ -1,0 +1,191 @@
+package mvcc
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// pageSize is the number of slots in a page: the slots whose older
+// values a page copy keeps together.
+const pageSize = 64
+
+// pageCopy is the words and values of the slots of one page as they were
+// at version asOf, kept for the snapshots that read them. A Store in
+// place makes one rather than a record when its page has kept a few
+// records in the version already (see copyAfter): the snapshot of the
+// version before, held by a lazy reader through a whole pass over the
+// keys, then costs the writer a few records and a copy of 64 adjacent
+// slots per page, where it cost a record, and a cold probe of the history
+// table, per key; the trie's first write to a leaf after a State copies
+// the leaf in the same way. A copy is never changed once linked, so a reader that still holds
+// one after a trim unlinked it reads what it read before.
+type pageCopy struct {
+	asOf  uint64
+	older atomic.Pointer[pageCopy] // the page's copy before; cut by the writer while readers walk it
+	words [pageSize]uint64
+	vals  [pageSize]uint64 // as a slot's v (pointers in a pointerPageCopy)
+}
+
+// pointerPageCopy is pageCopy with vals typed as the pointers they hold,
+// as pointerSlot is slot.
+type pointerPageCopy struct {
+	asOf  uint64
+	older atomic.Pointer[pageCopy]
+	words [pageSize]uint64
+	vals  [pageSize]unsafe.Pointer
+}
+
+// pageHeads holds each page's copies, newest first, by page index, and
+// the writer's count of the records each page kept in a version.
+type pageHeads struct {
+	heads []atomic.Pointer[pageCopy]
+	// keeps is, by page, the version of the page's last record in its
+	// high bits and the number of records it kept in that version in
+	// its low 8. Writer only.
+	keeps []uint64
+}
+
+// copyAfter is how many records a page keeps in a version before a Store
+// in place copies the page instead: a page written once or twice in a
+// version (readers that each take a snapshot as they read make the
+// writer move on to a new version every few Stores) keeps records, 24
+// bytes a value where a copy is a kilobyte, and one written more (a lazy
+// reader's snapshot leaves the version open through a pass over the
+// keys) is copied once and kept by the copy from then on. Tests set it to
+// 0, and to a number no page reaches, to run each way alone.
+var copyAfter = 4
+
+// heads returns the page heads of a, made when first needed: before a
+// Store's change begins, for a snapshot may wait for the change. Writer
+// only.
+func (a *array) heads() *pageHeads {
+	ps := a.pages.Load()
+	if ps == nil {
+		n := (len(a.slots) + pageSize - 1) / pageSize
+		ps = &pageHeads{heads: make([]atomic.Pointer[pageCopy], n), keeps: make([]uint64, n)}
+		a.pages.Store(ps) // no copies yet: readers find none
+	}
+	return ps
+}
+
+// copying reports whether the Store in place of version ver to slot i
+// should keep what it replaces by a copy of the slot's page, and counts
+// a record for the page if it should not. Writer only.
+func (a *array) copying(i int, ver uint64) bool {
+	k := &a.heads().keeps[i/pageSize]
+	if *k>>8 != ver {
+		*k = ver << 8
+	}
+	if int(*k&0xff) >= copyAfter {
+		return true
+	}
+	*k++
+	return false
+}
+
+// copyPage returns a copy of the page of slot i as it is, to be kept for
+// the snapshots of version ver-1 by a Store writing ver in place, or nil
+// if the page was copied in ver already. The copy is allocated before
+// the Store's change begins. Writer only.
+func (a *array) copyPage(i int, ver uint64, ptr bool) *pageCopy {
+	ps := a.heads()
+	p := i / pageSize
+	if h := ps.heads[p].Load(); h != nil && h.asOf == ver-1 {
+		return nil
+	}
+	var c *pageCopy
+	if ptr {
+		c = (*pageCopy)(unsafe.Pointer(new(pointerPageCopy)))
+	} else {
+		c = new(pageCopy)
+	}
+	c.asOf = ver - 1
+	lo := p * pageSize
+	for j := range min(len(a.slots)-lo, pageSize) {
+		s := &a.slots[lo+j]
+		c.words[j] = s.word.Load()
+		// Plain stores: nobody reads the copy before it is linked.
+		if v := loadRaw(&s.v, ptr); ptr {
+			*(*unsafe.Pointer)(unsafe.Pointer(&c.vals[j])) = v.p
+		} else {
+			c.vals[j] = v.n
+		}
+	}
+	return c
+}
+
+// linkPage puts c at the head of the copies of slot i's page. Writer
+// only; the Store that made c calls it before it changes the slot.
+func (a *array) linkPage(i int, c *pageCopy) {
+	head := &a.pages.Load().heads[i/pageSize]
+	c.older.Store(head.Load())
+	head.Store(c)
+}
+
+// pageValue returns the value of slot i in the newest copy of its page
+// whose word for it was written at or before version at, and that word's
+// version, with found false if no copy has one. A word of 0 (the slot
+// was empty when its page was copied) gives the key's absence at version
+// 0: it came later.
+func (a *array) pageValue(i int, at uint64, ptr bool) (val raw, ok bool, ver uint64, found bool) {
+	ps := a.pages.Load()
+	if ps == nil {
+		return val, false, 0, false
+	}
+	for c := ps.heads[i/pageSize].Load(); c != nil; c = c.older.Load() {
+		w := c.words[i%pageSize]
+		if w == 0 {
+			return val, false, 0, true
+		}
+		if v := w & verMask; v <= at {
+			if w&deleted != 0 {
+				return val, false, v, true
+			}
+			return loadRaw(&c.vals[i%pageSize], ptr), true, v, true
+		}
+	}
+	return val, false, 0, false
+}
+
+// trimPages unlinks each copy that no held version reads: a copy is read
+// by the versions after the one its page's older copy was made as of, up
+// to its own. readBy reports whether a held version lies in [from, to).
+// It returns the number of copies left. Writer only.
+func (a *array) trimPages(readBy func(from, to uint64) bool) int {
+	ps := a.pages.Load()
+	if ps == nil {
+		return 0
+	}
+	left := 0
+	for p := range ps.heads {
+		link := &ps.heads[p]
+		for c := link.Load(); c != nil; c = c.older.Load() {
+			var lo uint64
+			if o := c.older.Load(); o != nil {
+				lo = o.asOf
+			}
+			if readBy(lo+1, c.asOf+1) {
+				link = &c.older
+				left++
+				continue
+			}
+			link.Store(c.older.Load()) // a reader on c goes on through c.older
+		}
+	}
+	return left
+}
+
+// copies is the number of page copies kept. Writer only.
+func (a *array) copies() int {
+	ps := a.pages.Load()
+	if ps == nil {
+		return 0
+	}
+	n := 0
+	for p := range ps.heads {
+		for c := ps.heads[p].Load(); c != nil; c = c.older.Load() {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,256 @@
+package mvcc
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+)
+
+// keepRecords makes Stores keep a record of each value they replace, as
+// in a version few Stores have written, until the test ends: for tests
+// that count records, or watch them freed.
+func keepRecords(t testing.TB) {
+	was := copyAfter
+	copyAfter = math.MaxInt
+	t.Cleanup(func() { copyAfter = was })
+}
+
+// copyPages makes every Store in place keep what it replaces by a copy of
+// its page, until the test ends.
+func copyPages(t testing.TB) {
+	was := copyAfter
+	copyAfter = 0
+	t.Cleanup(func() { copyAfter = was })
+}
+
+// TestHistoryWays runs the tests of what snapshots read with every Store
+// in place copying pages, and with every Store keeping records: each
+// alone, as well as mixed as the number of Stores in a version picks (the
+// other tests).
+func TestHistoryWays(t *testing.T) {
+	for _, way := range []struct {
+		name string
+		set  func(testing.TB)
+	}{{"pages", copyPages}, {"records", keepRecords}} {
+		t.Run(way.name, func(t *testing.T) {
+			way.set(t)
+			t.Run("model", TestModelAgreesWithAMap)
+			t.Run("generic", TestGenericModelAgreesWithAMap)
+			t.Run("under a writer", TestSnapshotsHoldUnderAWriter)
+			t.Run("changes", TestChangesAreTheNetChange)
+			t.Run("diff under a writer", TestDiffUnderAWriter)
+			t.Run("ends", TestHistoryEndsWithItsSnapshots)
+			t.Run("batches", TestBatchesAreWhole)
+			t.Run("seals", TestSealsUnderReaders)
+		})
+	}
+}
+
+func pageKey(i int) string { return fmt.Sprint("k", i) }
+
+// TestPageCopiesKeepWhatSnapshotsRead holds a snapshot through a pass of
+// Stores over every key, in place, and another through a second pass:
+// each must read what it held, the writer must have kept a copy per page
+// rather than a record per key, and the trims after each snapshot goes
+// must cut the copies only it read.
+func TestPageCopiesKeepWhatSnapshotsRead(t *testing.T) {
+	copyPages(t)
+	const keys = 3000
+	tb := New[string, uint64](0)
+	for i := range keys {
+		tb.Store(pageKey(i), 1)
+	}
+	pages := (len(tb.meta.Load().arr.slots) + pageSize - 1) / pageSize
+	first := tb.Snapshot()
+	for i := range keys {
+		tb.Store(pageKey(i), 2)
+	}
+	// The pass's first Store writes the version after the frozen one,
+	// not in place, and keeps a record; the others copy pages.
+	if h := tb.History(); h == 0 || h > pages+1 {
+		t.Fatalf("a pass under one snapshot kept %d older values, want a record and a copy for each of at most %d pages", h, pages)
+	}
+	second := tb.Snapshot()
+	for i := range keys {
+		tb.Store(pageKey(i), 3)
+	}
+	read := func(s Snapshot[string, uint64], want uint64) {
+		t.Helper()
+		for i := range keys {
+			if v, ok := s.Get(pageKey(i)); !ok || v != want {
+				t.Fatalf("the snapshot of version %d reads %d, %v for %s, want %d", s.Version(), v, ok, pageKey(i), want)
+			}
+		}
+		if n := s.Len(); n != keys {
+			t.Fatalf("the snapshot of version %d has %d keys, want %d", s.Version(), n, keys)
+		}
+	}
+	read(first, 1)
+	read(second, 2)
+	both := tb.History() // first is not used again: the collector may end it
+	waitFor(t, func() bool { tb.Trim(); return tb.History() < both })
+	if h := tb.History(); h == 0 || h > pages+1 {
+		t.Fatalf("with the second snapshot alone the table keeps %d older values, want at most %d", h, pages+1)
+	}
+	read(second, 2) // and second not after this
+	waitFor(t, func() bool { tb.Trim(); return tb.History() == 0 })
+	if tb.meta.Load().arr.pages.Load() != nil {
+		t.Fatal("with no snapshot held the table keeps its page heads")
+	}
+}
+
+// TestRecordsAndCopiesInOneVersion keeps records for the first Stores of
+// a version and copies pages for the rest, to keys of the same pages: a
+// copy then holds slots already written in the version, and a snapshot of
+// the version before must read those from their records, and the others
+// from the copies.
+func TestRecordsAndCopiesInOneVersion(t *testing.T) {
+	const keys = 500
+	tb := New[string, uint64](0)
+	for i := range keys {
+		tb.Store(pageKey(i), 1)
+	}
+	held := tb.Snapshot()
+	was := copyAfter
+	copyAfter = math.MaxInt
+	for i := 0; i < keys; i += 2 {
+		tb.Store(pageKey(i), 2) // records
+	}
+	records := tb.History()
+	copyAfter = 0
+	for i := 1; i < keys; i += 2 {
+		tb.Store(pageKey(i), 2) // copies, of pages holding the even keys' new values
+	}
+	copyAfter = was
+	if tb.History() == records {
+		t.Fatal("the second half of the pass copied no page")
+	}
+	for i := range keys {
+		if v, _ := held.Get(pageKey(i)); v != 1 {
+			t.Fatalf("the held snapshot reads %d for %s, want 1", v, pageKey(i))
+		}
+		if v, _ := tb.Load(pageKey(i)); v != 2 {
+			t.Fatalf("Load reads %d for %s, want 2", v, pageKey(i))
+		}
+	}
+	// A key stored after the copies, and a key deleted: the held
+	// snapshot has the first's absence and the second's value.
+	tb.Store("new", 7)
+	tb.Delete(pageKey(3))
+	if _, ok := held.Get("new"); ok {
+		t.Fatal("the held snapshot reads a key stored after it")
+	}
+	if v, ok := held.Get(pageKey(3)); !ok || v != 1 {
+		t.Fatalf("the held snapshot reads %d, %v for a key deleted after it, want 1", v, ok)
+	}
+	runtime.KeepAlive(held)
+}
+
+// TestCopiedValuesAreFreed holds a snapshot of pointer values through a
+// pass that copies pages, lets it go, and trims: the values only the
+// copies held must be freed.
+func TestCopiedValuesAreFreed(t *testing.T) {
+	copyPages(t)
+	const keys = 300
+	tb := New[string, *[4]int](0) // not the tiny allocator's: a cleanup each
+	freed := make(chan struct{}, keys)
+	for i := range keys {
+		v := new([4]int)
+		runtime.AddCleanup(v, func(ch chan struct{}) { ch <- struct{}{} }, freed)
+		tb.Store(pageKey(i), v)
+	}
+	held := tb.Snapshot()
+	for i := range keys {
+		tb.Store(pageKey(i), new([4]int))
+	}
+	if tb.meta.Load().arr.copies() == 0 {
+		t.Fatal("the pass copied no page")
+	}
+	if v, _ := held.Get(pageKey(0)); v == nil {
+		t.Fatal("the held snapshot lost a value")
+	}
+	n := 0 // held is not used again
+	waitFor(t, func() bool {
+		tb.Trim()
+		for {
+			select {
+			case <-freed:
+				n++
+				continue
+			default:
+			}
+			return n == keys
+		}
+	})
+}
+
+// TestPagesCopiedAfterAFewRecords checks the writer's choice: through a
+// pass under one held snapshot, each page keeps at most copyAfter records
+// before one copy keeps the rest; in versions that write copyAfter keys
+// of a page in place, under snapshots of each, the page is not copied,
+// and in one that writes one key more, it is, once. (The first Store
+// after a snapshot writes the version after the frozen one, not in
+// place.)
+func TestPagesCopiedAfterAFewRecords(t *testing.T) {
+	const keys = 3000
+	tb := New[string, uint64](0)
+	for i := range keys {
+		tb.Store(pageKey(i), 1)
+	}
+	arr := tb.meta.Load().arr
+	pages := (len(arr.slots) + pageSize - 1) / pageSize
+	held := tb.Snapshot()
+	for i := range keys {
+		tb.Store(pageKey(i), 2)
+	}
+	records, copies := arr.count(), arr.copies()
+	if copies == 0 || copies > pages || records > pages*copyAfter+1 {
+		t.Fatalf("a pass under one snapshot kept %d records and %d copies over %d pages, want at most %d records a page and a copy", records, copies, pages, copyAfter)
+	}
+	for i := range keys {
+		if v, _ := held.Get(pageKey(i)); v != 1 {
+			t.Fatalf("the held snapshot reads %d for %s, want 1", v, pageKey(i))
+		}
+	}
+	byPage := map[int][]string{}
+	for i := range keys {
+		s, _, _ := tb.find(arr.slots, pageKey(i))
+		p := s.index(arr.slots) / pageSize
+		byPage[p] = append(byPage[p], pageKey(i))
+	}
+	var page []string // a page with keys to spare
+	for _, ks := range byPage {
+		if len(ks) >= copyAfter+2 {
+			page = ks
+			break
+		}
+	}
+	if page == nil {
+		t.Fatalf("no page of %d holds %d keys", pages, copyAfter+2)
+	}
+	var all []Snapshot[string, uint64]
+	for round := range 3 {
+		all = append(all, tb.Snapshot())
+		for _, k := range page[:copyAfter+1] {
+			tb.Store(k, uint64(3+round))
+		}
+	}
+	if n := arr.copies(); n != copies {
+		t.Fatalf("versions that each wrote %d keys of a page made %d copies, want none", copyAfter, n-copies)
+	}
+	all = append(all, tb.Snapshot())
+	for _, k := range page[:copyAfter+2] {
+		tb.Store(k, 9)
+	}
+	if n := arr.copies(); n != copies+1 {
+		t.Fatalf("a version that wrote %d keys of a page made %d copies, want one", copyAfter+1, n-copies)
+	}
+	for i := range keys {
+		if v, _ := all[0].Get(pageKey(i)); v != 2 {
+			t.Fatalf("the snapshot before those versions reads %d for %s, want 2", v, pageKey(i))
+		}
+	}
+	runtime.KeepAlive(held)
+	runtime.KeepAlive(all)
+}
