@@ -55,10 +55,10 @@ type pageHeads struct {
 // 0, and to a number no page reaches, to run each way alone.
 var copyAfter = 4
 
-// heads returns the page heads of a, made when first needed: before a
+// makePages returns the page heads of a, made when first needed: before a
 // Store's change begins, for a snapshot may wait for the change. Writer
 // only.
-func (a *array) heads() *pageHeads {
+func (a *array) makePages() *pageHeads {
 	ps := a.pages.Load()
 	if ps == nil {
 		n := (len(a.slots) + pageSize - 1) / pageSize
@@ -72,7 +72,7 @@ func (a *array) heads() *pageHeads {
 // should keep what it replaces by a copy of the slot's page, and counts
 // a record for the page if it should not. Writer only.
 func (a *array) copying(i int, ver uint64) bool {
-	k := &a.heads().keeps[i/pageSize]
+	k := &a.makePages().keeps[i/pageSize]
 	if *k>>8 != ver {
 		*k = ver << 8
 	}
@@ -88,7 +88,7 @@ func (a *array) copying(i int, ver uint64) bool {
 // if the page was copied in ver already. The copy is allocated before
 // the Store's change begins. Writer only.
 func (a *array) copyPage(i int, ver uint64, ptr bool) *pageCopy {
-	ps := a.heads()
+	ps := a.makePages()
 	p := i / pageSize
 	if h := ps.heads[p].Load(); h != nil && h.asOf == ver-1 {
 		return nil
