@@ -17,8 +17,9 @@ const pageSize = 64
 // keys, then costs the writer a few records and a copy of 64 adjacent
 // slots per page, where it cost a record, and a cold probe of the history
 // table, per key; the trie's first write to a leaf after a State copies
-// the leaf in the same way. A copy is never changed once linked, so a reader that still holds
-// one after a trim unlinked it reads what it read before.
+// the leaf in the same way. A copy is never changed once linked, so a
+// reader that still holds one after a trim unlinked it reads what it read
+// before.
 type pageCopy struct {
 	asOf  uint64
 	older atomic.Pointer[pageCopy] // the page's copy before; cut by the writer while readers walk it
@@ -40,8 +41,8 @@ type pointerPageCopy struct {
 type pageHeads struct {
 	heads []atomic.Pointer[pageCopy]
 	// keeps is, by page, the version of the page's last record in its
-	// high bits and the number of records it kept in that version in
-	// its low 8. Writer only.
+	// high bits and the number of records it kept in that version, up
+	// to copyAfter, in its low 8. Writer only.
 	keeps []uint64
 }
 
