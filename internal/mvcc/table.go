@@ -442,13 +442,14 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	var kept *record
 	var page *pageCopy
 	paged := false
+	idx := s.index(m.arr.slots)
 	if w != 0 && w&verMask < ver {
-		if st&statusMask == statusOpen && m.arr.copying(s.index(m.arr.slots), ver) {
+		if st&statusMask == statusOpen && m.arr.copying(idx, ver) {
 			// In place, to a page that kept records for several
 			// Stores in this version: what the slot held is kept by
 			// a copy of its page, made once in the version.
 			paged = true
-			page = m.arr.copyPage(s.index(m.arr.slots), ver, t.ptr)
+			page = m.arr.copyPage(idx, ver, t.ptr)
 		} else {
 			kept = t.record()
 			m.arr.room()
@@ -494,7 +495,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	if page != nil {
 		// Linked before the slot changes, as a record is.
-		m.arr.linkPage(s.index(m.arr.slots), page)
+		m.arr.linkPage(idx, page)
 		t.keep(ver)
 	}
 	t.write(m.arr, s, tag, w, ver, r, del, kept, paged)
