@@ -9,13 +9,16 @@
 //
 // The programming model is the one of github.com/telepresenceio/watchable,
 // which Envoy Gateway uses to connect its components. The cost model is not:
-// the map is a persistent hash trie, so taking a State is O(1), a Store is
-// O(log N) plus O(1) per subscriber it concerns, and a delivered snapshot
-// costs the same at a hundred entries as at a hundred thousand. While nobody
-// holds the current version, writes change it in place, so a map nobody
-// watches costs about what a Go map does; reads never wait for writers
-// either way. See docs/design.md in the repository for the data structures
-// and the measured figures.
+// the map is a multi-version hash table, so taking a State is O(1), a Store
+// is O(1) expected plus O(1) per subscriber it concerns, and a delivered
+// snapshot costs the same at a hundred entries as at a hundred thousand.
+// While nobody holds the current version, writes change it in place, so a
+// map nobody watches costs about what a Go map does; once a State holds a
+// version, the first write to each key after it keeps the value it replaces
+// for that State, until the State is unreachable. Load never waits for
+// writers; State waits at most for the one Store under way in place. See
+// docs/design.md in the repository for the data structures and the
+// measured figures.
 //
 // Besides Subscribe, a subscriber may watch a subset of the entries
 // (SubscribeSubset, with a predicate), a set of keys (SubscribeKeys), or one
@@ -29,8 +32,9 @@
 // for the net change since the State it took last (State.UpdatesSince). An
 // unread subscription costs each write a merge into its pending snapshot; a
 // lazy reader costs one attempted send on a full channel, plus what any
-// held State costs (the first write after each of its reads copies the
-// path it touches), and pays for the difference itself when it reads.
+// held State costs (the first write to each key after each of its reads
+// keeps the value it replaces), and pays for the difference itself when it
+// reads.
 // NotifyKeys and State.KeyUpdatesSince are the same for a few keys, and
 // Partitions.Notify and Partitions.State for a partition, for a fan-out: a
 // write signals only the readers of the key or partition it changes.

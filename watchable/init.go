@@ -88,10 +88,10 @@ func (m *Map[K, V]) finishInitializer(in *initializer) {
 	// PendingInitializers say so, so that whoever Initialized wakes reads
 	// the initialized revision (writers are held off by m.mu meanwhile).
 	m.uninitialized = false
-	rev := m.live.Stamp()
+	rev := m.tab.Stamp()
 	if !m.closed {
 		rev++
-		m.live.Restamp(rev)
+		m.tab.Restamp(rev)
 	}
 	m.init.mu.Lock()
 	m.init.pending = m.init.pending[:0]

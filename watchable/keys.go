@@ -72,14 +72,13 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
 	own := distinct(keys)
 	txn := hamt.Map[K, V]{}.Txn()
-	cur := m.live.Peek()
 	for _, k := range own {
-		if v, ok := cur.Get(k); ok {
+		if v, ok := m.tab.Load(k); ok {
 			txn.Set(k, v)
 		}
 	}
 	s.view = txn.Commit()
-	s.start(m.live.Stamp())
+	s.start(m.tab.Stamp())
 	m.keys.add(s, own)
 	index := m.keys
 	s.detach = func() { index.remove(s, own) }

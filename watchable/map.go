@@ -4,23 +4,27 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/switchyard-go/switchyard/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
 // Map is a typed map that publishes its changes to subscribers.
 //
 // All methods are safe for concurrent use by any number of goroutines, at
-// any time, including concurrently with Close. Reads (Load, LoadAll, Len,
-// State, Revision) never wait for writers. Writes are serialized; each costs
-// O(log N) in the number of entries plus O(1) per subscriber it concerns,
-// and never waits for a subscriber to read.
+// any time, including concurrently with Close. Load, LoadAll, Len and
+// Revision never wait for writers; State waits at most for the one write
+// under way, if that write changes the current version in place (see
+// State). Writes are serialized; each costs O(1) expected in the number of
+// entries plus O(1) per subscriber it concerns, and never waits for a
+// subscriber to read.
 //
 // The zero Map is empty and ready to use. A Map must not be copied after
 // first use.
 type Map[K comparable, V any] struct {
-	// live holds the contents. While no State or delivered snapshot holds
-	// the current version, writes change it in place; see docs/design.md.
-	live hamt.Live[K, V]
+	// tab holds the contents, its stamp the revision. While no State or
+	// delivered snapshot holds the current version, writes change it in
+	// place; see docs/design.md.
+	tab mvcc.Table[K, V]
 
 	mu        sync.Mutex // serializes writes, Subscribe and Close
 	subs      []*subscription[K, V]
@@ -37,12 +41,6 @@ type Map[K comparable, V any] struct {
 	init          initialization   // see init.go
 	keys          *keyIndex[K, V]  // SubscribeKeys' index, made on first use
 	keyNotes      *keyNotifiers[K] // NotifyKeys' index, made on first use
-	// pending is the array a Batch on a large map queues its Stores in
-	// (see Batch.flush), made on first use and kept empty between batches.
-	pending []pendingStore[K, V]
-	// puts is what a Batch in put mode keeps (see Batch.put), made on
-	// first use and kept empty between batches.
-	puts *putBatch[K, V]
 
 	plainKind atomic.Uint32 // see plain.go
 }
@@ -62,19 +60,26 @@ type change[K comparable, V any] struct {
 // State returns the current contents as an immutable State, in O(1) and
 // without copying: later writes never change it. Its values are shared with
 // the map and MUST NOT be mutated.
+//
+// A State freezes the current version: the next write makes a new one
+// beside it rather than change it in place. A write that was changing the
+// current version in place when State was called (one Store, Delete or
+// Restamp; never a Batch) is waited for, which takes a few stores to
+// memory unless the writer's goroutine is descheduled. That wait is the
+// price of writes in place; see docs/design.md.
 func (m *Map[K, V]) State() State[K, V] {
-	entries, rev := m.live.Freeze()
-	return State[K, V]{m: entries, rev: rev}
+	snap := m.tab.Snapshot()
+	return State[K, V]{snap: snap, rev: snap.Stamp()}
 }
 
 // Len returns the number of entries.
 func (m *Map[K, V]) Len() int {
-	return m.live.Len()
+	return m.tab.Len()
 }
 
 // Load returns a deep copy of the value stored for key, and whether there is one.
 func (m *Map[K, V]) Load(key K) (value V, ok bool) {
-	v, ok := m.live.Get(key)
+	v, ok := m.tab.Load(key)
 	if !ok {
 		return v, false
 	}
@@ -129,15 +134,14 @@ func (m *Map[K, V]) store(key K, value V) {
 	if m.closed {
 		return
 	}
-	var c hamt.Cursor[K, V]
-	c.Seek(&m.live, key, hamt.Hash(key))
+	c := m.tab.Find(key)
 	m.storeAt(&c, value)
 }
 
 // storeAt sets the key c found to value, which is already the map's own
-// copy: the lookup, the comparison and the write share one descent of the
-// trie. m.mu is held and the map is open.
-func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
+// copy: the lookup, the comparison and the write share one probe of the
+// table. m.mu is held and the map is open.
+func (m *Map[K, V]) storeAt(c *mvcc.Ref[K, V], value V) {
 	old, ok := c.Value()
 	silent := false
 	if ok && m.equal(old, value) {
@@ -149,7 +153,7 @@ func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
 	if !m.watched() {
 		// Nobody needs to know what changed: no change record, no
 		// subscriber work, just the write and, if it counts, a signal.
-		rev := m.live.Stamp()
+		rev := m.tab.Stamp()
 		if !silent {
 			rev++
 		}
@@ -159,7 +163,8 @@ func (m *Map[K, V]) storeAt(c *hamt.Cursor[K, V], value V) {
 		}
 		return
 	}
-	m.one[0] = change[K, V]{key: c.Key(), hash: c.Hash(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
+	k := c.Key()
+	m.one[0] = change[K, V]{key: k, hash: hamt.Hash(k), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
 	m.publish(m.one[:], func(rev uint64) { c.Set(value, rev) })
 	m.one[0] = change[K, V]{} // keep no value alive
 }
@@ -175,18 +180,17 @@ func (m *Map[K, V]) Delete(key K) {
 func (m *Map[K, V]) delete(key K) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var c hamt.Cursor[K, V]
-	c.Seek(&m.live, key, hamt.Hash(key))
+	c := m.tab.Find(key)
 	old, ok := c.Value()
 	if !ok || m.closed {
 		return old, ok
 	}
 	if !m.watched() {
-		c.Delete(m.live.Stamp() + 1)
+		c.Delete(m.tab.Stamp() + 1)
 		m.signal()
 		return old, true
 	}
-	m.one[0] = change[K, V]{key: key, hash: c.Hash(), old: old, hadOld: true}
+	m.one[0] = change[K, V]{key: key, hash: hamt.Hash(key), old: old, hadOld: true}
 	m.publish(m.one[:], func(rev uint64) { c.Delete(rev) })
 	m.one[0] = change[K, V]{}
 	return old, true
@@ -205,8 +209,7 @@ func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
 func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var c hamt.Cursor[K, V]
-	c.Seek(&m.live, key, hamt.Hash(key))
+	c := m.tab.Find(key)
 	if v, ok := c.Value(); ok {
 		return v, true
 	}
@@ -239,8 +242,7 @@ func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
 	if m.closed {
 		return false
 	}
-	var c hamt.Cursor[K, V]
-	c.Seek(&m.live, key, hamt.Hash(key))
+	c := m.tab.Find(key)
 	v, ok := c.Value()
 	if !ok || !DeepEqual(v, old) {
 		return false
@@ -313,6 +315,16 @@ func (m *Map[K, V]) signal() {
 // difference that DeepEqual did not, and for that subscriber it is a change
 // like any other.
 func (m *Map[K, V]) publish(changes []change[K, V], apply func(rev uint64)) {
+	rev, effective := m.prepare(changes)
+	apply(rev)
+	m.tell(changes, rev, effective)
+}
+
+// prepare is publish's first half: it asks the include and partition
+// functions, and returns the revision the changes make and whether it is a
+// new one. It changes nothing a panic in those functions must undo. m.mu is
+// held.
+func (m *Map[K, V]) prepare(changes []change[K, V]) (rev uint64, effective bool) {
 	m.matches = m.matches[:0]
 	for _, s := range m.subs {
 		if s.include == nil {
@@ -327,21 +339,26 @@ func (m *Map[K, V]) publish(changes []change[K, V], apply func(rev uint64)) {
 		r.prepare(changes)
 	}
 
-	effective := m.effective(changes)
-	rev := m.live.Stamp()
+	effective = m.effective(changes)
+	rev = m.tab.Stamp()
 	if effective {
 		rev++
 		// Take back the snapshots whole-map subscribers have not read yet:
 		// if every one comes back, nobody holds the current version, and
-		// the write may change it in place instead of copying a path.
+		// the write may change it in place.
 		for _, s := range m.subs {
 			if !s.filtered {
 				s.open()
 			}
 		}
 	}
-	apply(rev)
+	return rev, effective
+}
 
+// tell is publish's second half, once the changes are made at rev: it
+// merges them into every subscriber's window, and delivers if effective.
+// m.mu is held.
+func (m *Map[K, V]) tell(changes []change[K, V], rev uint64, effective bool) {
 	matches := m.matches
 	for _, s := range m.subs {
 		for i := range changes {
@@ -397,7 +414,7 @@ func (m *Map[K, V]) effective(changes []change[K, V]) bool {
 // Revision returns the current revision: the number of effective writes so
 // far. It never decreases, and stops growing when the map is closed.
 func (m *Map[K, V]) Revision() uint64 {
-	return m.live.Stamp()
+	return m.tab.Stamp()
 }
 
 // Subscribers returns the number of open subscriptions (Subscribe,

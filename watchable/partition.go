@@ -76,7 +76,7 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 		p.sizes.Close()
 		return p
 	}
-	for k, val := range m.live.Peek().All() {
+	for k, val := range m.tab.Range {
 		p.count[part(k, val)]++
 	}
 	p.sizes.Replace(p.count)
@@ -136,7 +136,7 @@ func (p *Partitions[K, V, P]) Subscribe(ctx context.Context, part P) <-chan Snap
 	} else {
 		s.view = p.build(part)
 	}
-	s.start(m.live.Stamp())
+	s.start(m.tab.Stamp())
 	p.readers.add(s, []P{part})
 	s.pos = len(p.all)
 	p.all = append(p.all, s)
@@ -179,7 +179,7 @@ func (p *Partitions[K, V, P]) followInitialization(ctx context.Context) {
 // indexMembers builds members from the map's contents. m.mu is held.
 func (p *Partitions[K, V, P]) indexMembers() {
 	p.members = make(map[P]map[K]struct{}, len(p.count))
-	for k, v := range p.m.live.Peek().All() {
+	for k, v := range p.m.tab.Range {
 		part := p.part(k, v)
 		keys := p.members[part]
 		if keys == nil {

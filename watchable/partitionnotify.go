@@ -66,18 +66,18 @@ func (p *Partitions[K, V, P]) State(part P) State[K, V] {
 	m := p.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rev := m.live.Stamp()
+	rev := m.tab.Stamp()
 	if p.closed {
 		in := m.matching(func(k K, v V) bool { return p.part(k, v) == part })
-		return State[K, V]{m: in, rev: rev}
+		return State[K, V]{view: in, rev: rev}
 	}
 	if s, _, ok := p.readers.of(part, hamt.Hash(part)); ok {
 		// Shared now: the subscriber may no longer change its nodes in
 		// place.
 		s.viewOwn = 0
-		return State[K, V]{m: s.view, rev: rev}
+		return State[K, V]{view: s.view, rev: rev}
 	}
-	return State[K, V]{m: p.build(part), rev: rev}
+	return State[K, V]{view: p.build(part), rev: rev}
 }
 
 // build returns a trie of part's entries, read from the map's current
@@ -89,10 +89,9 @@ func (p *Partitions[K, V, P]) build(part P) hamt.Map[K, V] {
 	if p.members == nil {
 		p.indexMembers()
 	}
-	cur := p.m.live.Peek()
 	txn := hamt.Map[K, V]{}.Txn()
 	for k := range p.members[part] {
-		if v, ok := cur.Get(k); ok {
+		if v, ok := p.m.tab.Load(k); ok {
 			txn.Set(k, v)
 		}
 	}

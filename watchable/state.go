@@ -4,6 +4,7 @@ import (
 	"iter"
 	"unsafe"
 
+	"github.com/switchyard-go/switchyard/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
@@ -16,9 +17,15 @@ import (
 //
 // The zero State is empty, at revision 0.
 type State[K comparable, V any] struct {
-	m   hamt.Map[K, V]
-	rev uint64
+	// snap is a version of the map's table (Map.State, Subscribe); a
+	// filtered subscriber's State is its own trie, view, instead.
+	snap mvcc.Snapshot[K, V]
+	view hamt.Map[K, V]
+	rev  uint64
 }
+
+// table reports whether s is a version of a map's table, not a view.
+func (s *State[K, V]) table() bool { return s.snap != (mvcc.Snapshot[K, V]{}) }
 
 // Revision is the map's revision that the State reflects (see
 // Map.Revision): taken with the contents, so the two always agree, where
@@ -27,24 +34,50 @@ func (s State[K, V]) Revision() uint64 { return s.rev }
 
 // Get returns the value stored for k, and whether there is one.
 // The value is shared and must not be mutated.
-func (s State[K, V]) Get(k K) (V, bool) { return s.m.Get(k) }
+func (s State[K, V]) Get(k K) (V, bool) {
+	if s.table() {
+		return s.snap.Get(k)
+	}
+	return s.view.Get(k)
+}
 
 // Len returns the number of entries.
-func (s State[K, V]) Len() int { return s.m.Len() }
+func (s State[K, V]) Len() int {
+	if s.table() {
+		return s.snap.Len()
+	}
+	return s.view.Len()
+}
 
 // All iterates over the entries in no particular order.
 // The values are shared and must not be mutated.
-func (s State[K, V]) All() iter.Seq2[K, V] { return s.m.All() }
+func (s State[K, V]) All() iter.Seq2[K, V] {
+	if s.table() {
+		return s.snap.All
+	}
+	return s.view.All()
+}
 
 // Keys iterates over the keys in no particular order.
-func (s State[K, V]) Keys() iter.Seq[K] { return s.m.Keys() }
+func (s State[K, V]) Keys() iter.Seq[K] {
+	if !s.table() {
+		return s.view.Keys()
+	}
+	return func(yield func(K) bool) {
+		for k := range s.snap.All {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
 
 // Map returns the entries as a new Go map. The map is the caller's, but the
 // values in it are shared and must not be mutated (see Map.LoadAll for deep
 // copies).
 func (s State[K, V]) Map() map[K]V {
-	out := make(map[K]V, s.m.Len())
-	for k, v := range s.m.All() {
+	out := make(map[K]V, s.Len())
+	for k, v := range s.All() {
 		out[k] = v
 	}
 	return out
@@ -61,10 +94,12 @@ func (s State[K, V]) Map() map[K]V {
 // Since the zero State, it lists every entry of s, like a subscription's
 // first snapshot.
 //
-// Two States of the same Map share every part of the map that no write
-// between them touched, and UpdatesSince skips those parts by comparing
-// pointers: it costs O(changed keys × log N), however large the map. For
-// States of different maps it compares them whole, in O(N).
+// For two States of the same Map, UpdatesSince reads each entry's version
+// and compares only the entries written between them: it costs O(N) reads
+// of the map's slots, with no allocation beyond the result, and O(changes)
+// comparisons. A subscriber's States (SubscribeSubset, SubscribeKeys,
+// partitions) are its own, and between two of them it costs O(changed keys
+// × log N). Other pairs are compared whole, in O(N) lookups.
 //
 // UpdatesSince is the reader's half of a subscription claimed lazily, for a
 // consumer that may fall far behind and whose writers should not pay for
@@ -72,14 +107,14 @@ func (s State[K, V]) Map() map[K]V {
 // the Map's State and ask it for the updates since the State taken last
 // (see the example, and message.HandleLazily). A write then costs such a
 // consumer's writers one attempted send on a full channel, plus what any
-// held State costs (the first write after each read copies the path it
-// touches), where a Subscribe channel that nobody reads costs each write a
-// merge into its pending snapshot; the consumer pays instead, when it
-// reads.
+// held State costs (the first write to each key after each read keeps the
+// value it replaces), where a Subscribe channel that nobody reads costs
+// each write a merge into its pending snapshot; the consumer pays instead,
+// when it reads.
 func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 	var out []Update[K, V]
 	p := plainKindOf[V]()
-	s.m.Diff(old.m, func(k K, ov V, hadOld bool, nv V, hasNew bool) bool {
+	fn := func(k K, ov V, hadOld bool, nv V, hasNew bool) bool {
 		switch {
 		case !hasNew:
 			out = append(out, Update[K, V]{Key: k, Delete: true, Value: ov})
@@ -87,9 +122,28 @@ func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 			out = append(out, Update[K, V]{Key: k, Value: nv})
 		}
 		return true
-	})
+	}
+	switch zero := old == (State[K, V]{}); {
+	case s.table() && (zero || old.table()):
+		mvcc.Diff(old.snap, s.snap, fn)
+	case !s.table() && (zero || !old.table()):
+		s.view.Diff(old.view, fn)
+	default: // a table's State and a view: compare them whole
+		for k, nv := range s.All() {
+			ov, hadOld := old.Get(k)
+			fn(k, ov, hadOld, nv, true)
+		}
+		for k, ov := range old.All() {
+			if _, has := s.Get(k); !has {
+				fn(k, ov, true, nv0[V](), false)
+			}
+		}
+	}
 	return out
 }
+
+// nv0 is V's zero value.
+func nv0[V any]() (v V) { return v }
 
 // KeyUpdatesSince is UpdatesSince restricted to keys: the net change from
 // old to s of each of keys, in the order of keys (a key listed twice counts
@@ -103,9 +157,8 @@ func (s State[K, V]) KeyUpdatesSince(old State[K, V], keys ...K) []Update[K, V] 
 	var out []Update[K, V]
 	p := plainKindOf[V]()
 	for _, k := range distinct(keys) {
-		h := hamt.Hash(k)
-		nv, hasNew := s.m.GetHashed(k, h)
-		ov, hadOld := old.m.GetHashed(k, h)
+		nv, hasNew := s.Get(k)
+		ov, hadOld := old.Get(k)
 		switch {
 		case !hasNew && hadOld:
 			out = append(out, Update[K, V]{Key: k, Delete: true, Value: ov})

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/switchyard-go/switchyard/internal/mvcc"
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
@@ -52,7 +53,7 @@ func (m *Map[K, V]) SubscribeSubset(ctx context.Context, include func(K, V) bool
 // returns true, scanning the whole map. m.mu is held.
 func (m *Map[K, V]) matching(include func(K, V) bool) hamt.Map[K, V] {
 	txn := hamt.Map[K, V]{}.Txn()
-	for k, v := range m.live.Peek().All() {
+	for k, v := range m.tab.Range {
 		if include(k, v) {
 			txn.Set(k, v)
 		}
@@ -72,7 +73,7 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 	if include != nil {
 		s.view = m.matching(include)
 	}
-	s.start(m.live.Stamp())
+	s.start(m.tab.Stamp())
 	m.subs = append(m.subs, s)
 	s.stop = context.AfterFunc(ctx, s.cancel)
 	return ch
@@ -81,18 +82,24 @@ func (m *Map[K, V]) subscribe(ctx context.Context, include func(K, V) bool) <-ch
 // start puts the subscription's first snapshot in its channel: every entry
 // of its view, at revision rev. m.mu is held.
 func (s *subscription[K, V]) start(rev uint64) {
-	view := s.view
-	if !s.filtered {
-		s.sealed = s.m.live.Seal()
-		view = s.sealed.Map
-	}
-	s.updates = make([]Update[K, V], 0, view.Len())
-	for k, v := range view.All() {
+	st := s.state(rev)
+	s.updates = make([]Update[K, V], 0, st.Len())
+	for k, v := range st.All() {
 		s.updates = append(s.updates, Update[K, V]{Key: k, Value: v})
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
+	s.ch <- Snapshot[K, V]{State: st, Updates: s.updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 	s.first = true
+}
+
+// state returns the State of the snapshot the subscription delivers at
+// rev: its view, or the map's current version, sealed. m.mu is held.
+func (s *subscription[K, V]) state(rev uint64) State[K, V] {
+	if s.filtered {
+		return State[K, V]{view: s.view, rev: rev}
+	}
+	s.sealed = s.m.tab.Seal()
+	return State[K, V]{snap: s.sealed, rev: rev}
 }
 
 // subscription is one subscriber's channel and its pending window: the net
@@ -115,7 +122,7 @@ type subscription[K comparable, V any] struct {
 	// filtered reports that the subscriber sees only some entries (a
 	// subset, keys or a partition): its State is view, its own trie, kept up
 	// to date by record. The others see the map's version, sealed (see
-	// hamt.Live.Seal) while a snapshot of it is in the channel.
+	// mvcc.Table.Seal) while a snapshot of it is in the channel.
 	filtered bool
 	sent     bool // a snapshot was put in ch and may still be there
 	// first reports that the snapshot in ch is the subscription's first,
@@ -148,7 +155,7 @@ type subscription[K comparable, V any] struct {
 	last int
 
 	m       *Map[K, V]
-	sealed  hamt.Sealed[K, V]
+	sealed  mvcc.Snapshot[K, V]
 	include func(K, V) bool // nil: the whole map, or routed (filtered)
 	stop    func() bool     // stops the context.AfterFunc
 	pos     int             // index in m.subs, or in the router's list
@@ -212,11 +219,14 @@ func (s *subscription[K, V]) open() {
 			// Nobody saw that snapshot's State, so a write may change
 			// the version it holds in place again.
 			if !s.filtered {
-				s.m.live.Unseal(s.sealed)
+				s.m.tab.Unseal(s.sealed)
+				s.sealed = mvcc.Snapshot[K, V]{}
 			}
 		default: // read: the reader owns those updates now
 			// And that snapshot's State: the view's nodes are frozen.
+			// The map's version is the reader's to hold or let go.
 			s.viewOwn = 0
+			s.sealed = mvcc.Snapshot[K, V]{}
 			if s.first {
 				s.last = 0 // it listed every entry: no guide to the next
 			} else {
@@ -435,16 +445,11 @@ func (s *subscription[K, V]) flush(rev uint64, always bool) {
 	if len(s.updates) == 0 && !s.first && !s.always {
 		return
 	}
-	view := s.view
-	if !s.filtered {
-		s.sealed = s.m.live.Seal()
-		view = s.sealed.Map
-	}
 	var updates []Update[K, V] // none: nil, holding no chunk alive
 	if n := len(s.updates); n > 0 {
 		updates = s.updates[:n:n]
 	}
-	s.ch <- Snapshot[K, V]{State: State[K, V]{m: view, rev: rev}, Updates: updates, Revision: rev, Initialized: !s.m.uninitialized}
+	s.ch <- Snapshot[K, V]{State: s.state(rev), Updates: updates, Revision: rev, Initialized: !s.m.uninitialized}
 	s.sent = true
 }
 
