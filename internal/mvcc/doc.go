@@ -1,8 +1,7 @@
-// Package mvcc is a multi-version hash table: the core that watchable's
-// Map is being rebuilt on, in place of its persistent trie
-// (docs/design.md, "A multi-version table, modelled" and "The decision").
-// Until Map moves onto it, the benchmarks' model (lib=mvcc, with -model)
-// is its only user.
+// Package mvcc is a multi-version hash table: the core of watchable's Map,
+// in place of the persistent trie it was first built on (docs/design.md,
+// "A multi-version table, modelled", "The decision" and "Stage two
+// lands"). The benchmarks' model (lib=mvcc, with -model) uses it directly.
 //
 // A Table maps keys of any comparable type to values of any type. One
 // writer at a time Stores and Deletes; Load and snapshots work from any
@@ -43,8 +42,8 @@
 // snapshot; one that lags too far is given the changes by comparing its
 // snapshots slot by slot instead.
 //
-// One thing differs from watchable's protocol, and Map must settle it
-// before it moves: a Snapshot taken while a Store changes the current
+// One thing differs from the trie's protocol, and Map's State documents
+// it: a Snapshot taken while a Store changes the current
 // version in place waits until that Store is done (a few stores, for what
 // the change needs is allocated before it begins, unless the writer is
 // descheduled). The trie's Freeze makes the change itself instead and
