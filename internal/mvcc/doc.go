@@ -20,7 +20,7 @@
 // allocated when it is stored. Older values that snapshots may still read
 // are kept beside the slots, in lists by slot (history.go). A Store
 // overwrites the slot in place while no snapshot holds the current
-// version, as the trie's Live map changes nodes in place, and otherwise
+// version, as the trie's Live map changed nodes in place, and otherwise
 // writes into the next version; either way, when the slot was written in
 // an older version, it first keeps the old value in a record of its own
 // (from a block of records), or, once the slot's page of 64 slots has kept

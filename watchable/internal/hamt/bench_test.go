@@ -147,67 +147,6 @@ func BenchmarkAll(b *testing.B) {
 	}
 }
 
-// benchLive returns a Live map of n int keys, as benchMap does.
-func benchLive(n int) (*Live[int, int], []int) {
-	m, keys := benchMap(n)
-	l := &Live[int, int]{}
-	tx := l.Txn()
-	for k, v := range m.All() {
-		tx.Set(k, v)
-	}
-	l.Apply(tx, 1)
-	return l, keys
-}
-
-// BenchmarkLiveSet overwrites existing keys of a Live map that nobody holds
-// a snapshot of: changes in place, after the first one on each path.
-func BenchmarkLiveSet(b *testing.B) {
-	for _, n := range append(benchSizes, 1_000_000) {
-		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			l, keys := benchLive(n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				c := l.Find(keys[i%n])
-				c.Set(i, uint64(i))
-			}
-		})
-	}
-}
-
-// BenchmarkLiveSetFrozen overwrites existing keys of a Live map frozen
-// before every change, as when each version is handed to a subscriber: every
-// change copies its path.
-func BenchmarkLiveSetFrozen(b *testing.B) {
-	for _, n := range append(benchSizes, 1_000_000) {
-		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			l, keys := benchLive(n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				sinkMap, _ = l.Freeze()
-				c := l.Find(keys[i%n])
-				c.Set(i, uint64(i))
-			}
-		})
-	}
-}
-
-// BenchmarkLiveGet reads a Live map.
-func BenchmarkLiveGet(b *testing.B) {
-	for _, n := range append(benchSizes, 1_000_000) {
-		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			l, keys := benchLive(n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				v, _ := l.Get(keys[i%n])
-				sinkInt += v
-			}
-		})
-	}
-}
-
 // payload is a value with pointers for BenchmarkCollect to mark: a small
 // object, reached through the map, that holds a string and a slice.
 type payload struct {
@@ -218,36 +157,34 @@ type payload struct {
 var sinkCollected any
 
 // BenchmarkCollect measures a full collection (runtime.GC) with a map of
-// 200,000 entries of pointer values live: a trie made by one Fill (its
-// nodes in the order a walk finds them), one made by a Set per entry (its
-// nodes scattered), and a Go map for comparison. ns/op is one collection.
+// 200,000 entries of pointer values live: a trie made by a Set per entry
+// in one Txn, and a Go map for comparison. ns/op is one collection.
 func BenchmarkCollect(b *testing.B) {
 	const n = 200_000
-	items := make([]Item[string, *payload], n)
+	type item struct {
+		key string
+		val *payload
+	}
+	items := make([]item, n)
 	for i := range items {
 		k := fmt.Sprint("ns/name-", i)
-		items[i] = Item[string, *payload]{Key: k, Hash: Hash(k), Val: &payload{name: k, tags: []string{k}}}
+		items[i] = item{key: k, val: &payload{name: k, tags: []string{k}}}
 	}
 	for _, c := range []struct {
 		name  string
 		build func() any
 	}{
-		{"trie=fill", func() any {
-			tx := Map[string, *payload]{}.Txn()
-			tx.Fill(items, nil)
-			return tx.Commit()
-		}},
 		{"trie=sets", func() any {
 			tx := Map[string, *payload]{}.Txn()
 			for _, it := range items {
-				tx.Set(it.Key, it.Val)
+				tx.Set(it.key, it.val)
 			}
 			return tx.Commit()
 		}},
 		{"gomap", func() any {
 			m := make(map[string]*payload, n)
 			for _, it := range items {
-				m[it.Key] = it.Val
+				m[it.key] = it.val
 			}
 			return m
 		}},

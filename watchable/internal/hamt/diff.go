@@ -14,29 +14,28 @@ import "math/bits"
 // tell that they are in different entries. Keys come in no particular
 // order.
 //
-// Both maps must be immutable (a Map, or a Live version frozen by Freeze).
+// Neither map may be changed in place (see Owner) while Diff runs.
 func (m Map[K, V]) Diff(old Map[K, V], fn func(k K, oldV V, hadOld bool, newV V, hasNew bool) bool) bool {
-	d := differ[K, V]{fn: fn, sh: shapeOf[V]()}
+	d := differ[K, V]{fn: fn}
 	return d.nodes(old.root, m.root, 0)
 }
 
 type differ[K comparable, V any] struct {
 	fn func(k K, oldV V, hadOld bool, newV V, hasNew bool) bool
-	sh shape
 }
 
 func (d *differ[K, V]) removed(e *entry[K, V]) bool {
 	var zero V
-	return d.fn(e.key, loadValAs(&e.val, d.sh), true, zero, false)
+	return d.fn(e.key, e.val, true, zero, false)
 }
 
 func (d *differ[K, V]) added(e *entry[K, V]) bool {
 	var zero V
-	return d.fn(e.key, zero, false, loadValAs(&e.val, d.sh), true)
+	return d.fn(e.key, zero, false, e.val, true)
 }
 
 func (d *differ[K, V]) both(k K, a, b *entry[K, V]) bool {
-	return d.fn(k, loadValAs(&a.val, d.sh), true, loadValAs(&b.val, d.sh), true)
+	return d.fn(k, a.val, true, b.val, true)
 }
 
 // all calls removed (or added, with add) for every entry below n.
@@ -58,7 +57,7 @@ func (d *differ[K, V]) all(n *node[K, V], add bool) bool {
 	}
 	kids := n.children()
 	for i := range kids {
-		if !d.all(loadChild(&kids[i]), add) {
+		if !d.all(kids[i], add) {
 			return false
 		}
 	}
@@ -88,12 +87,12 @@ func (d *differ[K, V]) nodes(a, b *node[K, V], shift uint) bool {
 		if a.dataMap&bit != 0 {
 			ae = entryAt(a.ents, index(a.dataMap, bit))
 		} else if a.nodeMap&bit != 0 {
-			ac = loadChild(childAt(a.kids, index(a.nodeMap, bit)))
+			ac = *childAt(a.kids, index(a.nodeMap, bit))
 		}
 		if b.dataMap&bit != 0 {
 			be = entryAt(b.ents, index(b.dataMap, bit))
 		} else if b.nodeMap&bit != 0 {
-			bc = loadChild(childAt(b.kids, index(b.nodeMap, bit)))
+			bc = *childAt(b.kids, index(b.nodeMap, bit))
 		}
 		var ok bool
 		switch {
@@ -145,7 +144,7 @@ func (d *differ[K, V]) sameShape(a, b *node[K, V], shift uint) bool {
 	}
 	ak, bk := a.children(), b.children()
 	for i := range ak {
-		if ac, bc := loadChild(&ak[i]), loadChild(&bk[i]); ac != bc && !d.nodes(ac, bc, shift+bitsPerLevel) {
+		if ac, bc := ak[i], bk[i]; ac != bc && !d.nodes(ac, bc, shift+bitsPerLevel) {
 			return false
 		}
 	}
@@ -160,10 +159,10 @@ func (d *differ[K, V]) entryToTree(ae *entry[K, V], bc *node[K, V]) bool {
 		var zero V
 		if k == ae.key {
 			found = true
-			return d.fn(k, loadValAs(&ae.val, d.sh), true, v, true)
+			return d.fn(k, ae.val, true, v, true)
 		}
 		return d.fn(k, zero, false, v, true)
-	}, d.sh)
+	})
 	if !ok {
 		return false
 	}
@@ -177,10 +176,10 @@ func (d *differ[K, V]) treeToEntry(ac *node[K, V], be *entry[K, V]) bool {
 		var zero V
 		if k == be.key {
 			found = true
-			return d.fn(k, v, true, loadValAs(&be.val, d.sh), true)
+			return d.fn(k, v, true, be.val, true)
 		}
 		return d.fn(k, v, true, zero, false)
-	}, d.sh)
+	})
 	if !ok {
 		return false
 	}

@@ -2,13 +2,9 @@ package hamt
 
 import (
 	"maps"
-	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"unsafe"
 )
 
 // diffOf runs m.Diff(old) and returns what it reported per key, failing on
@@ -76,17 +72,18 @@ func reported(got map[int][2]*int, k int) bool {
 	return ok
 }
 
-// TestDiff drives a Live map and a persistent Map with random writes under
-// the real hash and the degenerate ones, freezes versions along the way,
-// and diffs each new version against earlier ones, against the empty map,
-// and the other way round.
+// TestDiff drives a Map changed in place through Owners, as a
+// subscriber's view is, and one changed by plain Set and Delete, with
+// random writes under the real hash and the degenerate ones, keeps
+// versions along the way, and diffs each new version against earlier ones,
+// against the empty map, and the other way round.
 func TestDiff(t *testing.T) {
 	for _, hf := range hashes {
 		t.Run(hf.name, func(t *testing.T) {
 			useHash(t, hf.f)
 			for seed := range uint64(3) {
 				r := rand.New(rand.NewPCG(seed, 0xd1ff))
-				diffLive(t, r, 1500, 300)
+				diffOwned(t, r, 1500, 300)
 				diffPersistent(t, r, 1500, 300)
 			}
 		})
@@ -113,30 +110,32 @@ func diffAgainst(t *testing.T, step int, cur diffVersion, kept []diffVersion) {
 	}
 }
 
-func diffLive(t *testing.T, r *rand.Rand, steps, keySpace int) {
+// diffOwned changes a map with SetOwned and DeleteOwned, and now and then
+// a Txn, and takes a new Owner whenever it keeps a version, as a
+// subscription does when its snapshot is taken: a kept version never
+// changes, which diffAgainst's diffs against it check.
+func diffOwned(t *testing.T, r *rand.Rand, steps, keySpace int) {
 	t.Helper()
-	var l Live[int, int]
+	var m Map[int, int]
+	own := NewOwner()
 	want := map[int]int{}
-	var stamp uint64
 	var kept []diffVersion
 	for step := range steps {
 		k := r.IntN(keySpace)
 		switch p := r.IntN(100); {
 		case p < 50:
 			v := r.IntN(4) // few values, so that equal ones recur
-			stamp++
-			c := l.Find(k)
-			c.Set(v, stamp)
+			m = m.SetOwned(own, k, v, Hash(k))
 			want[k] = v
 		case p < 75:
-			c := l.Find(k)
-			if _, ok := c.Value(); ok {
-				stamp++
-				c.Delete(stamp)
-				delete(want, k)
+			var found bool
+			m, found = m.DeleteOwned(own, k, Hash(k))
+			if _, had := want[k]; found != had {
+				t.Fatalf("step %d: DeleteOwned(%d) = %v, want %v", step, k, found, had)
 			}
+			delete(want, k)
 		case p < 90:
-			tx := l.Txn()
+			tx := m.Txn()
 			for range r.IntN(8) {
 				k := r.IntN(keySpace)
 				if r.IntN(3) == 0 {
@@ -148,16 +147,20 @@ func diffLive(t *testing.T, r *rand.Rand, steps, keySpace int) {
 					want[k] = v
 				}
 			}
-			stamp++
-			l.Apply(tx, stamp)
+			m = tx.Commit()
 		default:
-			m, _ := l.Freeze()
 			cur := diffVersion{m, maps.Clone(want)}
+			for _, o := range kept {
+				if !maps.Equal(toGoMap(o.m), o.want) {
+					t.Fatalf("step %d: a kept version changed", step)
+				}
+			}
 			diffAgainst(t, step, cur, kept)
 			kept = append(kept, cur)
 			if len(kept) > 6 {
 				kept = kept[1:]
 			}
+			own = NewOwner() // cur is kept: no later change may reach its nodes
 		}
 	}
 }
@@ -189,23 +192,24 @@ func diffPersistent(t *testing.T, r *rand.Rand, steps, keySpace int) {
 }
 
 // TestDiffSkipsSharedSubtrees checks that Diff visits only the paths a
-// write changed: one Store into a large map reports a handful of keys, not
-// the map.
+// write changed: three owned changes to a large map, as a subscriber's view
+// takes them, report a handful of keys, not the map.
 func TestDiffSkipsSharedSubtrees(t *testing.T) {
-	var l Live[int, int]
-	tx := l.Txn()
+	// The most nodes a path can hold: one per level of five hash bits, and
+	// a collision node below them.
+	const maxDepth = (hashBits+bitsPerLevel-1)/bitsPerLevel + 1
+	tx := Map[int, int]{}.Txn()
 	for k := range 100_000 {
 		tx.Set(k, k)
 	}
-	l.Apply(tx, 1)
-	before, _ := l.Freeze()
-	c := l.Find(42)
-	c.Set(-1, 2)
-	c = l.Find(100_000)
-	c.Set(7, 3)
-	c = l.Find(7)
-	c.Delete(4)
-	after, _ := l.Freeze()
+	before := tx.Commit()
+	own := NewOwner()
+	after := before.SetOwned(own, 42, -1, Hash(42))
+	after = after.SetOwned(own, 100_000, 7, Hash(100_000))
+	after, _ = after.DeleteOwned(own, 7, Hash(7))
+	if v, _ := before.Get(42); v != 42 || before.Len() != 100_000 {
+		t.Fatalf("owned changes reached the map they started from: Get(42) = %d, Len %d", v, before.Len())
+	}
 
 	got := diffOf(t, after, before)
 	// The three keys, and at most the entries of the nodes on their paths
@@ -247,76 +251,30 @@ func TestDiffStops(t *testing.T) {
 	}
 }
 
-// TestDiffFreezeDuringAChange diffs a version that Freeze settled with a
-// change in place under way (see TestLiveFreezeSettlesAChangeUnderWay)
-// against the versions before and after it: the settled change is in it,
-// and the writer's changes after it are not.
-func TestDiffFreezeDuringAChange(t *testing.T) {
-	var l Live[int, int]
-	want := map[int]int{}
-	var stamp uint64
-	set := func(k, v int) {
-		stamp++
-		c := l.Find(k)
-		c.Set(v, stamp)
-		want[k] = v
-	}
-	for i := range 100 {
-		set(i, i)
-	}
-	before, _ := l.Freeze()
-	wantBefore := maps.Clone(want)
-	set(42, -42) // copies the path, which the writer then owns
-	c := l.Find(42)
-	v, n := c.v, c.nodes[c.depth]
-	if n.owner != v.epoch {
-		t.Fatalf("the node holding key 42 is not the current version's to change in place")
-	}
-	stamp++
-	if !v.begin(intent{Put: Put{word: (*uint64)(unsafe.Pointer(&n.entries()[c.pos].val)), val: 4242}, size: 100, stamp: stamp}) {
-		t.Fatalf("begin refused a change to an unfrozen version")
-	}
-	mid, _ := l.Freeze() // the writer is "preempted" before finish
-	v.finish()
-	want[42] = 4242
-	wantMid := maps.Clone(want)
-	set(42, 7)
-	set(43, -43)
-	set(1000, 1)
-	after, _ := l.Freeze()
-
-	checkDiff(t, mid, before, wantMid, wantBefore)
-	checkDiff(t, before, mid, wantBefore, wantMid)
-	checkDiff(t, after, mid, want, wantMid)
-	checkDiff(t, mid, after, wantMid, want)
-	checkDiff(t, after, before, want, wantBefore)
-	checkMap(t, mid, wantMid)
-}
-
-// TestDiffConcurrentFreeze freezes versions of a Live map on one goroutine
-// while another changes it in place, with single-word stores of ints (under
-// the degenerate hashes too) and pointers and node replacement for
-// strings, and checks every frozen
-// version against the copy taken when it was frozen and Diff between the
-// recent ones against those copies. Run with -race: Diff must read only
-// what no writer changes any more.
-func TestDiffConcurrentFreeze(t *testing.T) {
+// TestDiffConcurrentOwned has a writer change a map in place through an
+// Owner, as a subscription changes its view, and hand out a version now
+// and then, taking a new Owner each time, while another goroutine diffs
+// the versions it received against one another and checks that none has
+// changed since it was handed out: values of a word, pointers and strings,
+// and under the degenerate hashes. Run with -race: no change the writer
+// makes after handing a version out may write into that version's nodes.
+func TestDiffConcurrentOwned(t *testing.T) {
 	for _, hf := range hashes {
 		t.Run("int/"+hf.name, func(t *testing.T) {
 			useHash(t, hf.f) // restored after the writer has stopped
-			diffConcurrentFreeze(t, func(i int) int { return i }, func(v int) int { return v })
+			diffConcurrentOwned(t, func(i int) int { return i }, func(v int) int { return v })
 		})
 	}
 	t.Run("pointer", func(t *testing.T) {
-		diffConcurrentFreeze(t, func(i int) *int { return &i }, func(v *int) int { return *v })
+		diffConcurrentOwned(t, func(i int) *int { return &i }, func(v *int) int { return *v })
 	})
 	t.Run("string", func(t *testing.T) {
-		diffConcurrentFreeze(t, func(i int) string { return string(rune('a' + i%26)) }, func(v string) int { return int(v[0]) })
+		diffConcurrentOwned(t, func(i int) string { return string(rune('a' + i%26)) }, func(v string) int { return int(v[0]) })
 	})
 }
 
-func diffConcurrentFreeze[V any](t *testing.T, mk func(int) V, num func(V) int) {
-	const keySpace, freezes, kept, between = 300, 200, 4, 64
+func diffConcurrentOwned[V any](t *testing.T, mk func(int) V, num func(V) int) {
+	const keySpace, versions, kept, between = 300, 200, 4, 64
 	plain := func(m Map[int, V]) map[int]int {
 		out := map[int]int{}
 		for k, v := range m.All() {
@@ -324,90 +282,90 @@ func diffConcurrentFreeze[V any](t *testing.T, mk func(int) V, num func(V) int) 
 		}
 		return out
 	}
-	var l Live[int, V]
-	var wg sync.WaitGroup
-	var writes atomic.Int64 // how many changes the writer has made
-	stop := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer writes.Store(math.MaxInt64) // nothing more to wait for
-		r := rand.New(rand.NewPCG(1, 2))
-		for stamp := uint64(1); stamp <= freezes*between*4; stamp++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			k := r.IntN(keySpace)
-			switch p := r.IntN(100); {
-			case p < 60:
-				c := l.Find(k)
-				c.Set(mk(r.IntN(1000)), stamp)
-			case p < 85:
-				if c := l.Find(k); c.found {
-					c.Delete(stamp)
-				}
-			case p < 90:
-				if s := l.Seal(); r.IntN(2) == 0 {
-					l.Unseal(s)
-				}
-			default:
-				tx := l.Txn()
-				for range r.IntN(8) {
-					if k := r.IntN(keySpace); r.IntN(3) == 0 {
-						tx.Delete(k)
-					} else {
-						tx.Set(k, mk(r.IntN(1000)))
-					}
-				}
-				l.Apply(tx, stamp)
-			}
-			writes.Add(1)
-		}
-	}()
-	defer wg.Wait()
-	defer close(stop)
-
-	type frozen struct {
+	type handed struct {
 		m    Map[int, V]
 		want map[int]int
 	}
-	diffs := func(m, old frozen) {
+	ch := make(chan handed)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ch)
+		r := rand.New(rand.NewPCG(1, 2))
+		var m Map[int, V]
+		want := map[int]int{}
+		own := NewOwner()
+		for range versions {
+			for range r.IntN(2 * between) {
+				k := r.IntN(keySpace)
+				switch p := r.IntN(100); {
+				case p < 60:
+					v := mk(r.IntN(1000))
+					m = m.SetOwned(own, k, v, Hash(k))
+					want[k] = num(v)
+				case p < 85:
+					m, _ = m.DeleteOwned(own, k, Hash(k))
+					delete(want, k)
+				default:
+					tx := m.Txn()
+					for range r.IntN(8) {
+						if k := r.IntN(keySpace); r.IntN(3) == 0 {
+							tx.Delete(k)
+							delete(want, k)
+						} else {
+							v := mk(r.IntN(1000))
+							tx.Set(k, v)
+							want[k] = num(v)
+						}
+					}
+					m = tx.Commit()
+				}
+			}
+			ch <- handed{m, maps.Clone(want)}
+			own = NewOwner() // m has been seen: its nodes are frozen for good
+		}
+	}()
+	defer wg.Wait()
+
+	diffs := func(m, old handed) {
 		t.Helper()
 		reported := map[int]bool{}
 		m.m.Diff(old.m, func(k int, ov V, hadOld bool, nv V, hasNew bool) bool {
 			o, had := old.want[k]
 			n, has := m.want[k]
 			if reported[k] || hadOld != had || hasNew != has || had && num(ov) != o || has && num(nv) != n {
-				t.Fatalf("Diff reported key %d wrongly", k)
+				t.Errorf("Diff reported key %d wrongly", k)
+				return false
 			}
 			reported[k] = true
 			return true
 		})
 		for k, n := range m.want {
 			if o, had := old.want[k]; (!had || o != n) && !reported[k] {
-				t.Fatalf("Diff missed key %d", k)
+				t.Errorf("Diff missed key %d", k)
+				return
 			}
 		}
 		for k := range old.want {
 			if _, has := m.want[k]; !has && !reported[k] {
-				t.Fatalf("Diff missed deleted key %d", k)
+				t.Errorf("Diff missed deleted key %d", k)
+				return
 			}
 		}
 	}
-	var recent []frozen
-	for i := range int64(freezes) {
-		// Let the writer make some changes first, without waiting on it:
-		// the Freeze below still races with the ones it makes meanwhile.
-		for writes.Load() < i*between {
-			runtime.Gosched()
+	var recent []handed
+	for cur := range ch {
+		if t.Failed() {
+			continue // let the writer finish
 		}
-		m, _ := l.Freeze()
-		cur := frozen{m, plain(m)}
+		if !maps.Equal(plain(cur.m), cur.want) {
+			t.Errorf("a version handed out does not hold what the writer made")
+			continue
+		}
 		for _, o := range recent {
 			if !maps.Equal(plain(o.m), o.want) {
-				t.Fatalf("a frozen version changed")
+				t.Errorf("a version changed after it was handed out")
 			}
 			diffs(cur, o)
 			diffs(o, cur)

@@ -1,9 +1,14 @@
 // Package hamt implements a persistent (immutable) hash map: a hash array
 // mapped trie in the CHAMP layout (Steindorfer and Vinju, "Optimizing
 // Hash-Array Mapped Tries for Fast and Lean Immutable JVM Collections").
-// It is the storage under watchable.Map, where every Store publishes a new
-// version that readers on other goroutines may keep using for as long as they
-// like without taking a lock.
+//
+// watchable.Map first kept its contents here; they are now in
+// internal/mvcc, a multi-version table. What remains serves the
+// subscribers that see only some entries (subset, keyed and partition
+// subscriptions): each keeps its view of the map in a Map of its own,
+// changed as writes arrive and handed out as the State of its snapshots,
+// which readers on other goroutines may keep using for as long as they
+// like without taking a lock; Diff tells what changed between two of them.
 //
 // # Structure
 //
@@ -36,11 +41,13 @@
 // valid, and since nothing reachable from a published Map is ever written
 // again, any number of goroutines may read any version concurrently.
 //
-// Live (live.go) is the exception that keeps the rule: it changes in place
-// only the nodes of the current version that no Map handed out can reach,
-// one atomic word at a time, so that concurrent readers never see half a
-// change, and Freeze turns the current version into such a Map without
-// waiting for the writer.
+// SetOwned and DeleteOwned are the exception that keeps the rule: given an
+// Owner, they change in place the nodes that earlier calls with the same
+// Owner created, which its holder promises no one else can reach (a
+// subscriber's view between two snapshots it hands out), and copy the
+// others as Set and Delete do. Once a version may have been seen, the
+// holder takes a new Owner, and the nodes the old one created are frozen
+// for good.
 //
 // # Canonical shape
 //
@@ -63,14 +70,14 @@
 // id (including zero, used by plain Set and Delete) are shared and are copied
 // before being changed. Commit retires the id, after which no Txn can ever
 // edit those nodes, so the committed Map is as immutable as one built with
-// Set; a Live map that applies the Txn makes the id its new version's epoch.
+// Set. Owners are drawn from the same ids, so that no Txn and no Owner ever
+// edit each other's nodes.
 //
-// Txn.Fill builds the trie of an empty Txn from many entries at once,
-// sorting them by hash one level at a time and allocating each node once,
-// at its final size, just before the nodes below it. Besides doing without
-// the copies and regrown nodes of one Set after another, this lays the
-// nodes out in memory roughly in the order All visits them: in a map too
-// large for the caches, a walk then reads memory that lies close together
-// instead of jumping across the heap, which is what made All at a million
-// entries two and a half times slower than on a filled map.
+// # Diff and iteration
+//
+// Diff walks two versions together and skips every subtree they share, so
+// that between a version and one derived from it, it costs about the
+// changed keys times the depth. All and Keys walk a version in an order
+// fixed by its shape, reading a node's children (and theirs) before
+// visiting them, so that the cache misses of a large map overlap.
 package hamt

@@ -31,6 +31,10 @@ func hashOf[K comparable](k K) uint64 {
 	return maphash.Comparable(seed, k)
 }
 
+// Hash returns k's hash, for the *Hashed and *Owned methods of Map, so
+// that a caller that looks a key up and then sets it hashes it once.
+func Hash[K comparable](k K) uint64 { return hashOf(k) }
+
 // bitpos is the bitmap bit of h's slot at the level that starts at shift.
 //
 // bitpos and index are generic only so that they are inlined. The trie's

@@ -12,7 +12,7 @@ import (
 func (m Map[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
 		if m.root != nil {
-			m.root.each(yield, shapeOf[V]())
+			m.root.each(yield)
 		}
 	}
 }
@@ -28,17 +28,16 @@ func (m Map[K, V]) Keys() iter.Seq[K] {
 	}
 }
 
-// each calls yield for every entry below n, whose values have the shape
-// sh, and reports false as soon as yield does, so an early break stops the
-// whole walk.
-func (n *node[K, V]) each(yield func(K, V) bool, sh shape) bool {
+// each calls yield for every entry below n, and reports false as soon as
+// yield does, so an early break stops the whole walk.
+func (n *node[K, V]) each(yield func(K, V) bool) bool {
 	es := n.entries()
 	for i := range es {
-		if !yield(es[i].key, loadValAs(&es[i].val, sh)) {
+		if !yield(es[i].key, es[i].val) {
 			return false
 		}
 	}
-	return n.eachChild(yield, sh)
+	return n.eachChild(yield)
 }
 
 // eachChild walks the subtrees of n's children, in slot order.
@@ -49,30 +48,26 @@ func (n *node[K, V]) each(yield func(K, V) bool, sh shape) bool {
 // both, each pass a loop whose reads do not depend on one another: the
 // processor overlaps those misses, and the walk then finds the children in
 // cache.
-func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
+func (n *node[K, V]) eachChild(yield func(K, V) bool) bool {
 	kids := n.children()
 	if len(kids) < 2 {
 		for i := range kids {
-			if !loadChild(&kids[i]).each(yield, sh) {
+			if !kids[i].each(yield) {
 				return false
 			}
 		}
 		return true
 	}
-	var nodes [1 << bitsPerLevel]*node[K, V]
+	warm(kids)
 	for i := range kids {
-		nodes[i] = loadChild(&kids[i])
-	}
-	warm(nodes[:len(kids)])
-	for i := range kids {
-		c := nodes[i]
+		c := kids[i]
 		es := c.entries()
 		for j := range es {
-			if !yield(es[j].key, loadValAs(&es[j].val, sh)) {
+			if !yield(es[j].key, es[j].val) {
 				return false
 			}
 		}
-		if c.kids != nil && !c.eachChild(yield, sh) {
+		if c.kids != nil && !c.eachChild(yield) {
 			return false
 		}
 	}
@@ -83,8 +78,7 @@ func (n *node[K, V]) eachChild(yield func(K, V) bool, sh shape) bool {
 // the first and last entries of both, each pass over all of them before the
 // next, so that their cache misses overlap. It returns a value made of what
 // it read, and is never inlined, so that the reads are not optimized away.
-// Of an entry it reads the first byte of the key, never the value, which a
-// writer may be replacing in place.
+// Of an entry it reads the first byte of the key.
 //
 //go:noinline
 func warm[K comparable, V any](kids []*node[K, V]) uintptr {
@@ -104,7 +98,7 @@ func warm[K comparable, V any](kids []*node[K, V]) uintptr {
 			if g == len(grand) {
 				break
 			}
-			grand[g] = loadChild(childAt(k.kids, j))
+			grand[g] = *childAt(k.kids, j)
 			g++
 		}
 	}

@@ -21,7 +21,7 @@ func (m Map[K, V]) GetHashed(k K, h uint64) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return m.root.get(k, h, shapeOf[V]())
+	return m.root.get(k, h)
 }
 
 // Set returns a map with k set to v. O(log32 N) allocations of path nodes.
@@ -30,7 +30,7 @@ func (m Map[K, V]) Set(k K, v V) Map[K, V] {
 	if m.root == nil {
 		return Map[K, V]{root: single(0, h, entry[K, V]{k, v}), size: 1}
 	}
-	root, added := m.root.set(0, k, v, h, 0, nil)
+	root, added := m.root.set(0, k, v, h, 0)
 	size := m.size
 	if added {
 		size++
@@ -84,7 +84,7 @@ func (m Map[K, V]) SetOwned(own Owner, k K, v V, h uint64) Map[K, V] {
 	if m.root == nil {
 		return Map[K, V]{root: single(uint64(own), h, entry[K, V]{k, v}), size: 1}
 	}
-	root, added := m.root.set(uint64(own), k, v, h, 0, nil)
+	root, added := m.root.set(uint64(own), k, v, h, 0)
 	size := m.size
 	if added {
 		size++

@@ -22,13 +22,14 @@ type entry[K comparable, V any] struct {
 // children's array is allocated together with the node (see newNode); the
 // entries' array is allocated apart, exactly sized.
 //
-// A node reachable from a committed Map is never written again, except
-// through the single-word stores of a Live map (live.go). Its entries array
-// may be shared with other nodes of other versions.
+// A node reachable from a committed Map is never written again (an
+// Owner's holder promises that no one else can reach the nodes it edits in
+// place). Its entries array may be shared with other nodes of other
+// versions.
 type node[K comparable, V any] struct {
 	dataMap uint32
 	nodeMap uint32
-	owner   uint64       // Txn or Live epoch allowed to edit the node in place, 0 for none; may carry sharedEntries
+	owner   uint64       // Txn or Owner allowed to edit the node in place, 0 for none; may carry sharedEntries
 	ents    *entry[K, V] // the first entry, nil when there are none
 	kids    **node[K, V] // the first child, nil when there are none
 }
@@ -72,15 +73,14 @@ func (n *node[K, V]) singleton() bool {
 	return n.kids == nil && len(n.entries()) == 1
 }
 
-// get returns the value for k, whose hash is h, in the trie below n; sh is
-// V's shape (see shapeOf), which callers that look up often know already.
-func (n *node[K, V]) get(k K, h uint64, sh shape) (V, bool) {
+// get returns the value for k, whose hash is h, in the trie below n.
+func (n *node[K, V]) get(k K, h uint64) (V, bool) {
 	for shift := uint(0); ; shift += bitsPerLevel {
 		if shift >= hashBits {
 			es := n.entries()
 			for i := range es {
 				if es[i].key == k {
-					return loadValAs(&es[i].val, sh), true
+					return es[i].val, true
 				}
 			}
 			break
@@ -89,14 +89,14 @@ func (n *node[K, V]) get(k K, h uint64, sh shape) (V, bool) {
 		if n.dataMap&bit != 0 {
 			e := entryAt(n.ents, index(n.dataMap, bit))
 			if e.key == k {
-				return loadValAs(&e.val, sh), true
+				return e.val, true
 			}
 			break
 		}
 		if n.nodeMap&bit == 0 {
 			break
 		}
-		n = loadChild(childAt(n.kids, index(n.nodeMap, bit)))
+		n = *childAt(n.kids, index(n.nodeMap, bit))
 	}
 	var zero V
 	return zero, false
@@ -114,16 +114,12 @@ func childAt[K comparable, V any](first **node[K, V], i int) **node[K, V] {
 
 // set returns n with k set to v, and whether k was new. n itself is changed
 // only when own owns it and the change adds nothing, and then n is what is
-// returned. If keep is not nil and k is present, keep is called with k's
-// value, and if it returns true nothing changes: n is returned as it is.
-func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint, keep func(V) bool) (*node[K, V], bool) {
+// returned.
+func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint) (*node[K, V], bool) {
 	if shift >= hashBits {
 		es := n.entries()
 		for i := range es {
 			if es[i].key == k {
-				if keep != nil && keep(loadVal(&es[i].val)) {
-					return n, false
-				}
 				return n.withEntry(own, i, entry[K, V]{k, v}), false
 			}
 		}
@@ -133,11 +129,8 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint, keep func(V
 	switch {
 	case n.dataMap&bit != 0:
 		i := index(n.dataMap, bit)
-		old := loadEntry(entryAt(n.ents, i))
+		old := *entryAt(n.ents, i)
 		if old.key == k {
-			if keep != nil && keep(old.val) {
-				return n, false
-			}
 			return n.withEntry(own, i, entry[K, V]{k, v}), false
 		}
 		// Two keys now share this slot: push both one level down.
@@ -145,11 +138,11 @@ func (n *node[K, V]) set(own uint64, k K, v V, h uint64, shift uint, keep func(V
 		return n.withEntryPushedDown(own, bit, sub), true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		child := loadChild(childAt(n.kids, j))
-		sub, added := child.set(own, k, v, h, shift+bitsPerLevel, keep)
+		child := *childAt(n.kids, j)
+		sub, added := child.set(own, k, v, h, shift+bitsPerLevel)
 		if sub == child {
-			// Kept, or edited in place, so that own owns the child and
-			// therefore n too.
+			// Edited in place, so that own owns the child and therefore
+			// n too.
 			return n, added
 		}
 		return n.withChild(own, j, sub), added
@@ -196,7 +189,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (*node[K, V], bo
 		return n.withEntryRemoved(own, bit), true
 	case n.nodeMap&bit != 0:
 		j := index(n.nodeMap, bit)
-		child := loadChild(childAt(n.kids, j))
+		child := *childAt(n.kids, j)
 		sub, found := child.del(own, k, h, shift+bitsPerLevel)
 		switch {
 		case !found:
@@ -204,7 +197,7 @@ func (n *node[K, V]) del(own uint64, k K, h uint64, shift uint) (*node[K, V], bo
 		case sub.singleton():
 			// A non-root node always holds at least two entries in its
 			// subtree; the one left behind moves up to take the child's slot.
-			return n.withChildPulledUp(own, bit, loadEntry(sub.ents)), true
+			return n.withChildPulledUp(own, bit, *sub.ents), true
 		case sub == child:
 			return n, true
 		default:

@@ -2,8 +2,8 @@ package hamt
 
 import "sync/atomic"
 
-// owners hands out Txn owner ids. Zero is never issued: it marks nodes that no
-// Txn may edit.
+// owners hands out the owner ids of Txns and Owners. Zero is never issued:
+// it marks nodes that no one may edit.
 var owners atomic.Uint64
 
 func newOwner() uint64 { return owners.Add(1) }
@@ -15,8 +15,8 @@ func newOwner() uint64 { return owners.Add(1) }
 const sharedEntries uint64 = 1 << 63
 
 // edits reports whether own may edit n's children in place: own is a live
-// Txn (or a Live map's epoch) that created n. Changes that add or remove a
-// slot build a new node anyway.
+// Txn (or an Owner) that created n. Changes that add or remove a slot build
+// a new node anyway.
 func (n *node[K, V]) edits(own uint64) bool {
 	return own != 0 && n.owner&^sharedEntries == own
 }
@@ -39,7 +39,7 @@ func (n *node[K, V]) copyFor(own uint64) *node[K, V] {
 		if len(es) > fanout {
 			// A collision node too large to allocate with its entries:
 			// build would adopt the array, which must be the copy's own.
-			es = copyEntries(make([]entry[K, V], 0, len(es)), es)
+			es = append(make([]entry[K, V], 0, len(es)), es...)
 		}
 		return build(own, n.dataMap, n.nodeMap, es, nil) // a leaf: entries copied with it
 	}
@@ -59,7 +59,7 @@ func build[K comparable, V any](own uint64, dataMap, nodeMap uint32, es []entry[
 	if len(kids) == 0 && len(es) > 0 && len(es) <= fanout {
 		c, arr := newLeaf[K, V](len(es))
 		c.dataMap, c.nodeMap, c.owner = dataMap, nodeMap, own
-		copyEntries(arr[:0], es)
+		copy(arr, es)
 		c.ents = &arr[0]
 		return c
 	}
@@ -67,7 +67,7 @@ func build[K comparable, V any](own uint64, dataMap, nodeMap uint32, es []entry[
 	c.dataMap, c.nodeMap, c.owner = dataMap, nodeMap, own
 	c.setEntries(es)
 	if len(kids) > 0 {
-		copyChildren(arr[:0], kids)
+		copy(arr, kids)
 		c.kids = &arr[0]
 	}
 	return c
@@ -88,8 +88,7 @@ func (n *node[K, V]) withEntry(own uint64, i int, e entry[K, V]) *node[K, V] {
 }
 
 // copiedWith returns a copy of n tagged with own, with entry i replaced by
-// e, in an entries array of its own: n itself is never written, so that
-// this is how a Live map changes a node that readers may be reading.
+// e, in an entries array of its own: n itself is never written.
 func (n *node[K, V]) copiedWith(own uint64, i int, e entry[K, V]) *node[K, V] {
 	c := n.copyFor(own)
 	if c.owner != own { // sharing n's entries: this change needs its own
@@ -102,7 +101,7 @@ func (n *node[K, V]) copiedWith(own uint64, i int, e entry[K, V]) *node[K, V] {
 // ownEntries gives n, which nothing but its owner can reach yet, a copy of
 // its entries array, and tags it with own alone.
 func (n *node[K, V]) ownEntries(own uint64) {
-	n.setEntries(copyEntries(make([]entry[K, V], 0, len(n.entries())), n.entries()))
+	n.setEntries(append(make([]entry[K, V], 0, len(n.entries())), n.entries()...))
 	n.owner = own
 }
 
@@ -142,8 +141,8 @@ func (n *node[K, V]) withChildPulledUp(own uint64, bit uint32, e entry[K, V]) *n
 	kids := n.children()
 	j := index(n.nodeMap, bit)
 	rest := make([]*node[K, V], 0, len(kids)-1)
-	rest = copyChildren(rest, kids[:j])
-	rest = copyChildren(rest, kids[j+1:])
+	rest = append(rest, kids[:j]...)
+	rest = append(rest, kids[j+1:]...)
 	return build(own, dm, n.nodeMap^bit, inserted(n.entries(), index(dm, bit), e), rest)
 }
 
@@ -166,9 +165,9 @@ func collision[K comparable, V any](own uint64, es []entry[K, V]) *node[K, V] {
 // inserted returns a new exactly sized array: es with e at i.
 func inserted[K comparable, V any](es []entry[K, V], i int, e entry[K, V]) []entry[K, V] {
 	out := make([]entry[K, V], 0, len(es)+1)
-	out = copyEntries(out, es[:i])
+	out = append(out, es[:i]...)
 	out = append(out, e)
-	return copyEntries(out, es[i:])
+	return append(out, es[i:]...)
 }
 
 // removed returns a new exactly sized array: es without entry i.
@@ -177,16 +176,16 @@ func removed[K comparable, V any](es []entry[K, V], i int) []entry[K, V] {
 		return nil
 	}
 	out := make([]entry[K, V], 0, len(es)-1)
-	out = copyEntries(out, es[:i])
-	return copyEntries(out, es[i+1:])
+	out = append(out, es[:i]...)
+	return append(out, es[i+1:]...)
 }
 
 // insertedChild returns kids with child at i, in a new array.
 func insertedChild[K comparable, V any](kids []*node[K, V], i int, child *node[K, V]) []*node[K, V] {
 	out := make([]*node[K, V], 0, len(kids)+1)
-	out = copyChildren(out, kids[:i])
+	out = append(out, kids[:i]...)
 	out = append(out, child)
-	return copyChildren(out, kids[i:])
+	return append(out, kids[i:]...)
 }
 
 // newNode allocates a node together with room for capacity children in one

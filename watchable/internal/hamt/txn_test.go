@@ -148,45 +148,35 @@ func TestTxnAllocatesLess(t *testing.T) {
 	}
 }
 
-// TestTxnWarmAndHashed checks that the hashed Get and Set agree with the
-// plain ones and that Warm changes nothing, on ordinary paths, on paths
-// ending in collision nodes (every hash equal), on an empty Txn and with
-// entries of size zero.
-func TestTxnWarmAndHashed(t *testing.T) {
+// TestTxnReadsItsChanges checks that a Txn's Get sees its earlier Sets
+// while the map it started from does not, on ordinary paths, on paths
+// ending in collision nodes, on an empty Txn and with entries of size
+// zero.
+func TestTxnReadsItsChanges(t *testing.T) {
 	run := func(t *testing.T) {
 		base := buildMap(slices.Collect(intRange(200)), func(k int) int { return k })
 		want := toGoMap(base)
 		tx := base.Txn()
 		for round := range 20 {
-			var hs []uint64
-			var ks []int
-			for i := range WarmGroup + 3 {
+			for i := range 19 {
 				k := (round*31 + i*7) % 260
-				ks, hs = append(ks, k), append(hs, Hash(k))
-			}
-			tx.Warm(hs)
-			for i, k := range ks {
-				got, ok := tx.GetHashed(k, hs[i])
+				got, ok := tx.Get(k)
 				w, had := want[k]
 				if got != w || ok != had {
-					t.Fatalf("GetHashed(%d) = %d, %v; want %d, %v", k, got, ok, w, had)
+					t.Fatalf("Get(%d) = %d, %v; want %d, %v", k, got, ok, w, had)
 				}
-				tx.SetHashed(k, hs[i], -k-round)
+				tx.Set(k, -k-round)
 				want[k] = -k - round
 			}
 		}
 		m := tx.Commit()
 		checkMap(t, m, want)
-		if err := invariants(m); err != nil {
-			t.Fatal(err)
-		}
 		checkMap(t, base, toGoMap(buildMap(slices.Collect(intRange(200)), func(k int) int { return k })))
 
 		empty := Map[int, int]{}.Txn()
-		empty.Warm([]uint64{Hash(1), Hash(2)})
-		empty.SetHashed(1, Hash(1), 1)
-		if v, ok := empty.GetHashed(1, Hash(1)); !ok || v != 1 {
-			t.Fatalf("GetHashed after SetHashed on an empty Txn = %d, %v", v, ok)
+		empty.Set(1, 1)
+		if v, ok := empty.Get(1); !ok || v != 1 {
+			t.Fatalf("Get after Set on an empty Txn = %d, %v", v, ok)
 		}
 	}
 	t.Run("spread", run)
@@ -197,49 +187,10 @@ func TestTxnWarmAndHashed(t *testing.T) {
 	t.Run("zero-size", func(t *testing.T) {
 		type z struct{}
 		tx := Map[z, z]{}.Set(z{}, z{}).Txn()
-		tx.Warm([]uint64{Hash(z{})})
-		if _, ok := tx.GetHashed(z{}, Hash(z{})); !ok {
+		if _, ok := tx.Get(z{}); !ok {
 			t.Fatal("zero-size key not found")
 		}
 	})
-}
-
-// TestTxnSetHashedUnless checks that keep sees the value a Set would
-// replace, that a kept key changes nothing (the map stays the same, node
-// for node), and that a key not present is set without asking keep.
-func TestTxnSetHashedUnless(t *testing.T) {
-	base := buildMap(slices.Collect(intRange(1000)), func(k int) int { return k * 10 })
-	tx := base.Txn()
-	for k := range 1000 {
-		var seen []int
-		tx.SetHashedUnless(k, Hash(k), k*10, func(old int) bool {
-			seen = append(seen, old)
-			return true
-		})
-		if !slices.Equal(seen, []int{k * 10}) {
-			t.Fatalf("keep of %d saw %v, want [%d]", k, seen, k*10)
-		}
-	}
-	if m := tx.Commit(); !m.Same(base) {
-		t.Fatal("keeping every key changed the map")
-	}
-
-	tx = base.Txn()
-	tx.SetHashedUnless(7, Hash(7), -7, func(old int) bool { return false })
-	tx.SetHashedUnless(5000, Hash(5000), 5, func(int) bool {
-		t.Fatal("keep asked about an absent key")
-		return true
-	})
-	m := tx.Commit()
-	if v, _ := m.Get(7); v != -7 {
-		t.Fatalf("after keep said no: Get(7) = %d, want -7", v)
-	}
-	if v, ok := m.Get(5000); !ok || v != 5 || m.Len() != 1001 {
-		t.Fatalf("the absent key: Get(5000) = %d, %v, Len %d; want 5, true, 1001", v, ok, m.Len())
-	}
-	if v, _ := base.Get(7); v != 70 {
-		t.Fatalf("the base changed: Get(7) = %d", v)
-	}
 }
 
 // TestTxnCopiesSharedEntriesBeforeChange checks a Txn's own nodes that
@@ -247,7 +198,8 @@ func TestTxnSetHashedUnless(t *testing.T) {
 // not copy the entries, changing an entry does, and the original map never
 // changes.
 func TestTxnCopiesSharedEntriesBeforeChange(t *testing.T) {
-	// As in TestLiveCopiedPathSharesEntries: 1 at the root, 2 and 34 below.
+	// Key 1 sits alone at the root; 2 and 34 share the root's slot 2 and
+	// so a child below it.
 	useHash(t, func(k int) uint64 { return uint64(k) })
 	m := buildMap([]int{1, 2, 34}, func(k int) int { return k })
 	txn := m.Txn()
@@ -263,7 +215,14 @@ func TestTxnCopiesSharedEntriesBeforeChange(t *testing.T) {
 	if txn.root.ents == m.root.ents {
 		t.Fatalf("a changed entry was written into the array the original map shares")
 	}
+	// With the root's entries its own now, the next change to them is
+	// made in place, as before any sharing.
+	ents := txn.root.ents
+	txn.Set(1, -10)
+	if txn.root.ents != ents {
+		t.Fatalf("changing an entry of the Txn's own array copied it again")
+	}
 	got := txn.Commit()
 	checkMap(t, m, map[int]int{1: 1, 2: 2, 34: 34})
-	checkMap(t, got, map[int]int{1: -1, 2: -2, 34: -34})
+	checkMap(t, got, map[int]int{1: -10, 2: -2, 34: -34})
 }

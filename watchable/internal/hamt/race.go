@@ -1,5 +1,0 @@
-//go:build race
-
-package hamt
-
-const raceEnabled = true
