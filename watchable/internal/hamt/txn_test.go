@@ -171,6 +171,9 @@ func TestTxnReadsItsChanges(t *testing.T) {
 		}
 		m := tx.Commit()
 		checkMap(t, m, want)
+		if err := invariants(m); err != nil {
+			t.Fatal(err)
+		}
 		checkMap(t, base, toGoMap(buildMap(slices.Collect(intRange(200)), func(k int) int { return k })))
 
 		empty := Map[int, int]{}.Txn()
