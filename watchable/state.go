@@ -133,17 +133,15 @@ func (s State[K, V]) UpdatesSince(old State[K, V]) []Update[K, V] {
 			ov, hadOld := old.Get(k)
 			fn(k, ov, hadOld, nv, true)
 		}
+		var none V
 		for k, ov := range old.All() {
 			if _, has := s.Get(k); !has {
-				fn(k, ov, true, nv0[V](), false)
+				fn(k, ov, true, none, false)
 			}
 		}
 	}
 	return out
 }
-
-// nv0 is V's zero value.
-func nv0[V any]() (v V) { return v }
 
 // KeyUpdatesSince is UpdatesSince restricted to keys: the net change from
 // old to s of each of keys, in the order of keys (a key listed twice counts

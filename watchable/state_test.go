@@ -127,6 +127,37 @@ func TestUpdatesSinceAcrossMaps(t *testing.T) {
 	}
 }
 
+// TestUpdatesSinceBetweenAViewAndTheMap checks UpdatesSince between a
+// subset subscriber's State, which is the subscriber's own, and the map's,
+// in both directions: the entries outside the subset come as stores one
+// way and as deletes with their values the other, and a changed entry
+// inside it as a store either way.
+func TestUpdatesSinceBetweenAViewAndTheMap(t *testing.T) {
+	var m watchable.Map[string, int]
+	for i, k := range []string{"a", "b", "c", "d"} {
+		m.Store(k, i)
+	}
+	even := func(_ string, v int) bool { return v%2 == 0 }
+	snap := <-m.SubscribeSubset(t.Context(), even) // a: 0, c: 2
+	m.Store("c", 4)                                // still in the subset, changed
+	whole := m.State()                             // a: 0, b: 1, c: 4, d: 3
+
+	got := whole.UpdatesSince(snap.State)
+	if diff := cmp.Diff(map[string]bool{"b": false, "c": false, "d": false}, keysOf(got)); diff != "" {
+		t.Fatalf("the map since the view (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(whole.Map(), applyUpdates(t, snap.State.Map(), got)); diff != "" {
+		t.Fatalf("the view plus the updates is not the map (-want +got):\n%s", diff)
+	}
+	got = snap.State.UpdatesSince(whole)
+	if diff := cmp.Diff(map[string]bool{"b": true, "c": false, "d": true}, keysOf(got)); diff != "" {
+		t.Fatalf("the view since the map (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(snap.State.Map(), applyUpdates(t, whole.Map(), got)); diff != "" {
+		t.Fatalf("the map plus the updates is not the view (-want +got):\n%s", diff)
+	}
+}
+
 // TestUpdatesSinceLazyReader runs a writer and a reader that follows the
 // map with Notify, State and UpdatesSince, concurrently; under -race this
 // checks that the States it compares never change under it while the
