@@ -18,12 +18,9 @@ type Batch[K comparable, V any] struct {
 	// (dirty) and whether it makes a new revision (effective).
 	record           bool
 	dirty, effective bool
-	// closed reports that the map was closed when the batch began: its
-	// writes are ignored.
-	closed bool
-	done   bool
-	n      int    // the number of entries, as the batch has them
-	plain  uint32 // the map's plain kind of V (see plain.go)
+	done             bool
+	n                int    // the number of entries, as the batch has them
+	plain            uint32 // the map's plain kind of V (see plain.go)
 }
 
 func (b *Batch[K, V]) live() {
@@ -37,7 +34,7 @@ func (b *Batch[K, V]) live() {
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
 	value = copyAs(b.plain, value)
-	if b.closed {
+	if b.m.closed { // m.mu is held: it stays as the batch found it
 		return
 	}
 	c := b.m.tab.Find(key)
@@ -69,7 +66,7 @@ func (b *Batch[K, V]) put(c *mvcc.Ref[K, V], old V, ok bool, value V, silent boo
 // Delete removes key within the batch.
 func (b *Batch[K, V]) Delete(key K) {
 	b.live()
-	if b.closed {
+	if b.m.closed {
 		return
 	}
 	c := b.m.tab.Find(key)
@@ -130,7 +127,7 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 
 // newBatch starts a batch. m.mu is held.
 func (m *Map[K, V]) newBatch() *Batch[K, V] {
-	return &Batch[K, V]{m: m, record: m.watched(), closed: m.closed, n: m.tab.Len(), plain: m.plain()}
+	return &Batch[K, V]{m: m, record: m.watched(), n: m.tab.Len(), plain: m.plain()}
 }
 
 // end ends the batch, committed or not.
