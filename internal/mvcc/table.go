@@ -193,7 +193,7 @@ func (t *Table[K, V]) find(slots []slot, k K) (*slot, uint64, uint64) {
 	case hashOverride != nil:
 		h = hashOverride(k)
 	case t.strKeys:
-		h = maphash.String(seed, *(*string)(unsafe.Pointer(&k))) // spares Comparable's lookup of the hasher
+		h = strHash(*(*string)(unsafe.Pointer(&k)))
 	default:
 		h = maphash.Comparable(seed, k)
 	}
