@@ -255,6 +255,9 @@ func (t *Table[K, V]) Load(k K) (V, bool) {
 			continue
 		}
 		s, _, w := t.find(m.arr.slots, k)
+		if r, ok := t.current(s, w, v); ok {
+			return t.fromRaw(r), true
+		}
 		r, ok, old, _ := t.at(m.arr, s, w, v)
 		// An older value read from a list is good unless the writer
 		// trimmed meanwhile: no snapshot of the Load's own holds v.
@@ -861,6 +864,18 @@ func (t *Table[K, V]) record() *record {
 	return r
 }
 
+// current is at's common case, small enough to inline into readers: the
+// key's live value if the slot's word w is not newer than version at and
+// the writer did not move the slot on while it was read. ok false says
+// nothing: ask at.
+func (t *Table[K, V]) current(sl *slot, w, at uint64) (val raw, ok bool) {
+	if w == 0 || w&(deleted|verMask) > at || inRead != nil {
+		return val, false
+	}
+	val = loadRaw(&sl.v, t.ptr)
+	return val, sl.word.Load() == w
+}
+
 // at returns the value at version at of the key in sl, whose word find saw
 // as w; whether it came from the older values (the Batch's undo log, the
 // slot's records, its page's copies); and the version that wrote it, or
@@ -1307,6 +1322,10 @@ func (s Snapshot[K, V]) lookup(k K) (raw, bool, uint64) {
 		return raw{}, false, 0 // the table was not set up: nor were its fields
 	}
 	sl, _, w := s.t.find(s.arr.slots, k)
+	if r, ok := s.t.current(sl, w, s.ver); ok {
+		runtime.KeepAlive(s.snapshot)
+		return r, true, w & verMask
+	}
 	r, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
 	return r, ok, ver
@@ -1321,7 +1340,11 @@ func (s Snapshot[K, V]) All(yield func(K, V) bool) {
 		if w == 0 {
 			continue
 		}
-		if r, ok, _, _ := s.t.at(s.arr, sl, w, s.ver); ok && !yield(key[K](sl, w), s.t.fromRaw(r)) {
+		r, ok := s.t.current(sl, w, s.ver)
+		if !ok {
+			r, ok, _, _ = s.t.at(s.arr, sl, w, s.ver)
+		}
+		if ok && !yield(key[K](sl, w), s.t.fromRaw(r)) {
 			break
 		}
 	}
