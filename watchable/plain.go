@@ -52,8 +52,17 @@ func plainKindOf[V any]() uint32 {
 	return plainNone
 }
 
-// copyValue is DeepCopy(v).
+// copyValue is DeepCopy(v). Its first test, small enough to inline into
+// Load, lets a plain value through once plain has been asked.
 func (m *Map[K, V]) copyValue(v V) V {
+	if m.plainKind.Load() > plainNone {
+		return v
+	}
+	return m.deepCopy(v)
+}
+
+// deepCopy is copyValue past its first test.
+func (m *Map[K, V]) deepCopy(v V) V {
 	return copyAs(m.plain(), v)
 }
 
