@@ -1,6 +1,9 @@
 package mvcc
 
-import "runtime"
+import (
+	"runtime"
+	"sort"
+)
 
 // Same reports whether s and o are snapshots of one table. A zero
 // Snapshot is of no table: Same is false when either is zero.
@@ -29,7 +32,11 @@ func (s Snapshot[K, V]) Same(o Snapshot[K, V]) bool {
 // it also walks the older one's array for the keys that the growth
 // dropped, unless the keys counted in the first walk already account for
 // all of the older one's Len. It costs O(slots of the arrays) and, beyond
-// what fn's values need, allocates nothing. Snapshots of two different
+// what fn's values need, allocates nothing. While the table offers Diff
+// its change log (LogForDiff), two snapshots of versions taken since the
+// writer began logging are compared through the log instead, in O(Stores
+// between them), when there are few enough of those (see viaLog); a Diff
+// that walks the slots then asks the writer to begin. Snapshots of two different
 // tables are compared whole: each key of either is looked up in the
 // other.
 func Diff[K comparable, V any](from, to Snapshot[K, V], fn func(k K, old V, had bool, new V, has bool) bool) {
@@ -101,6 +108,9 @@ func (d *differ[K, V]) give(k K, was raw, had bool, is raw, has bool) bool {
 // the two, and stops once it has given as many keys as a's Len leaves
 // unaccounted for by the first walk.
 func (d *differ[K, V]) run() {
+	if d.same && d.viaLog() {
+		return
+	}
 	b := d.b
 	a := d.a
 	sameArr := a.snapshot != nil && a.arr == b.arr
@@ -166,4 +176,96 @@ func (d *differ[K, V]) run() {
 			return
 		}
 	}
+}
+
+// logShare bounds the log entries viaLog reads: at most the slots of the
+// newer array over logShare. Each entry costs two lookups at random, where
+// the walk reads the slots in order. Tests set it to 0, for no bound.
+var logShare = 128
+
+// onLogDiff, when not nil, is called by each Diff that viaLog answers.
+var onLogDiff func()
+
+// viaLog gives the keys that differ between a and b, of one table and a
+// older, from the table's change log (see Table.KeepLog), and reports
+// whether it did: it does when the log holds every change after a's
+// version, and not too many entries up to b's (see logShare). An entry
+// up to b's version gives its key once, at the entry that wrote b's
+// value; a key that b's array lacks (deleted, and dropped when the table
+// grew) once as well, as deleted if a had it.
+//
+// dir is read before from, which the writer raises before it publishes a
+// dir without the blocks it dropped, and zeroes before it lets go of dir:
+// if from says the log reaches back to a, so does dir. Blocks are never
+// changed once their entries are counted, so a dir the writer has since
+// replaced reads as it did; it holds every change up to b's version,
+// since a Store records its entry before a snapshot of its version can be
+// taken.
+func (d *differ[K, V]) viaLog() bool {
+	l := &d.b.t.log
+	dp := l.dir.Load()
+	from := l.from.Load()
+	lo, hi := d.a.ver, d.b.ver
+	if dp == nil || from == 0 {
+		l.ask() // the writer is not logging: the next Diff may read the log
+		return false
+	}
+	if lo+1 < from {
+		return false
+	}
+	dir := *dp
+	// Start in the last block whose first entry is at or before lo.
+	j := sort.Search(len(dir), func(j int) bool {
+		c := dir[j]
+		return c.n.Load() == 0 || c.e[0].Ver > lo
+	})
+	j = max(j-1, 0)
+	// At most this many entries from block j on: every block but the
+	// last is full.
+	entries := (len(dir)-1-j)*chunkSize + int(dir[len(dir)-1].n.Load())
+	if logShare > 0 && entries > len(d.b.arr.slots)/logShare {
+		return false
+	}
+	if !l.read.Load() {
+		l.read.Store(true) // the log is read: the writer goes on logging
+	}
+	if onLogDiff != nil {
+		onLogDiff()
+	}
+	var r run[K]
+	var lost map[K]struct{}
+	for _, c := range dir[j:] {
+		n := c.n.Load()
+		for i := range n {
+			e := &c.e[i]
+			if e.Ver <= lo {
+				continue
+			}
+			if e.Ver > hi {
+				return true
+			}
+			is, has, ver := d.b.lookup(e.Key)
+			switch {
+			case ver == 0:
+				// Not in b's array: deleted, and dropped when the
+				// table grew. Given once, whatever its entries.
+				if lost == nil {
+					lost = map[K]struct{}{}
+				}
+				if _, dup := lost[e.Key]; dup {
+					continue
+				}
+				lost[e.Key] = struct{}{}
+			case ver != e.Ver || !r.add(e.Ver, e.Key):
+				continue // another entry wrote b's value, or gave the key already
+			}
+			was, had, _ := d.a.lookup(e.Key)
+			if had != has || has && was != is {
+				if !d.give(e.Key, was, had, is, has) {
+					return true
+				}
+			}
+		}
+	}
+	return true
 }

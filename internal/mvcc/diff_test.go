@@ -103,6 +103,63 @@ type diffBox struct {
 	B int
 }
 
+// diffKeepLog makes the tests of Diff offer their tables' change logs to
+// Diff (Table.LogForDiff), so that Diff reads the log where it reaches
+// back far enough; see TestDiffThroughTheLog.
+// diffLogLimit, when not 0, is the blocks of the log such a table keeps
+// beyond a quarter of its keys' worth.
+var (
+	diffKeepLog  bool
+	diffLogLimit int
+)
+
+// newDiffTable is New(0), keeping its log if diffKeepLog says so.
+func newDiffTable[K comparable, V any](t *testing.T) *Table[K, V] {
+	tb := New[K, V](0)
+	if diffKeepLog {
+		t.Cleanup(tb.LogForDiff())
+		tb.log.asked.Store(true) // as if a Diff had asked: log from the first change
+		if diffLogLimit != 0 {
+			tb.log.limit = diffLogLimit
+		}
+	}
+	return tb
+}
+
+// TestDiffThroughTheLog runs the tests of Diff between two snapshots of
+// one table with the table keeping its change log, and no bound on the
+// entries Diff reads from it, so that it reads the log whenever the log
+// reaches back to the older snapshot: the model's many small tables drop
+// old blocks of their log (kept short here), which makes Diff walk the
+// slots for the older snapshots and read the log for the newer ones. It
+// fails if the log answered too few of the comparisons. Across growth,
+// the log keeps enough blocks to reach back to the first snapshot.
+func TestDiffThroughTheLog(t *testing.T) {
+	was := logShare
+	logShare = 0
+	diffKeepLog = true
+	var viaLog atomic.Int64
+	onLogDiff = func() { viaLog.Add(1) }
+	t.Cleanup(func() { logShare, diffKeepLog, diffLogLimit, onLogDiff = was, false, 0, nil })
+	for _, test := range []struct {
+		name  string
+		run   func(*testing.T)
+		limit int
+		want  int64
+	}{
+		{"model", TestDiffAgreesWithMaps, 0, 1000},
+		{"across growth", TestDiffAcrossGrowth, 64, 2},
+		{"under a writer", TestDiffUnderAWriter, 0, 100},
+	} {
+		before := viaLog.Load()
+		diffLogLimit = test.limit
+		t.Run(test.name, test.run)
+		if n := viaLog.Load() - before; n < test.want {
+			t.Errorf("%s: the log answered %d Diffs, want at least %d", test.name, n, test.want)
+		}
+	}
+}
+
 // diffKey is the key of number i.
 func diffKey(i int) string { return fmt.Sprint("k", i) }
 
@@ -117,7 +174,7 @@ func diffKey(i int) string { return fmt.Sprint("k", i) }
 func diffModel[K comparable, V comparable](t *testing.T, seed uint64, keys, steps int, key func(int) K, value func(r *rand.Rand) V) int {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 2))
-	tb := New[K, V](0)
+	tb := newDiffTable[K, V](t)
 	m := map[K]V{}
 	held := []diffHeld[K, V]{{}}
 	arr, grown := tb.meta.Load().arr, 0
@@ -239,7 +296,7 @@ func TestDiffAgreesWithMaps(t *testing.T) {
 // snapshot's array hold no write it reads. Diff between the two, either
 // way, must give each key that differs once, with its values.
 func TestDiffAcrossGrowth(t *testing.T) {
-	tb := New[string, uint64](0)
+	tb := newDiffTable[string, uint64](t)
 	m := map[string]uint64{}
 	store := func(k string, v uint64) { tb.Store(k, v); m[k] = v }
 	del := func(k string) { tb.Delete(k); delete(m, k) }
@@ -452,7 +509,7 @@ func TestDiffBoxedValuesByBox(t *testing.T) {
 // the writer's writes.
 func TestDiffUnderAWriter(t *testing.T) {
 	const keys, steps = 300, 20000
-	tb := New[string, uint64](0)
+	tb := newDiffTable[string, uint64](t)
 	var (
 		mu       sync.Mutex
 		held     []diffHeld[string, uint64]

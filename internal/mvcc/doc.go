@@ -40,7 +40,12 @@
 // a Cursor is open, each Store and Delete also appends its key to a change
 // log, from which a subscriber learns which keys changed up to its
 // snapshot; one that lags too far is given the changes by comparing its
-// snapshots slot by slot instead.
+// snapshots slot by slot instead. Diff, which keeps no state, walks the
+// slots of a snapshot too, unless the table offers it the log
+// (LogForDiff, which watchable's Notify takes): then the first Diff that
+// walks asks the writer to log, and later Diffs between snapshots taken
+// since read the keys that changed from the log, in O(changes), until the
+// writer sees a whole log's worth of entries go by unread and stops.
 //
 // One thing differs from the trie's protocol, and Map's State documents
 // it: a Snapshot taken while a Store changes the current

@@ -42,6 +42,22 @@ type changeLog[K comparable] struct {
 	head    *chunk[K]     // the oldest block kept; writer only
 	blocks  int           // blocks from head to tail; writer only
 	limit   int           // blocks to keep beyond the tail and that quarter (tests lower it)
+
+	// keepers counts the LogForDiff holds. The writer logs for them only
+	// once a Diff asked (asked), and while it does (logging, counted in
+	// readers) dir lists the blocks from head to tail, for Diff, and from
+	// is 1 more than a version after which every change has its entry in
+	// them (0 when there is none). read says a Diff read the log since
+	// the writer last dropped a block; unread counts the blocks dropped
+	// since one did, and once the whole log went by unread, the writer
+	// stops logging until a Diff asks again.
+	keepers atomic.Int64
+	asked   atomic.Bool
+	read    atomic.Bool
+	logging bool // writer only
+	unread  int  // writer only
+	dir     atomic.Pointer[[]*chunk[K]]
+	from    atomic.Uint64
 }
 
 // reserve makes room for one more entry: when the tail block is full, it
@@ -57,13 +73,102 @@ func (l *changeLog[K]) reserve(keys int) {
 	c.next.Store(next)
 	l.tail.Store(next)
 	l.blocks++
+	var dir []*chunk[K]
+	if l.logging {
+		// Appended past the end of every dir published: a Diff that
+		// holds one reads none of what this writes.
+		dir = append(*l.dir.Load(), next)
+	}
 	for l.blocks > 1+l.limit+keys/4/chunkSize {
 		h := l.head
+		if l.logging {
+			// The log no longer holds every change after the versions
+			// up to the dropped block's last: say so before dir
+			// leaves the block out (see differ.viaLog).
+			if v := h.e[chunkSize-1].Ver + 1; v > l.from.Load() {
+				l.from.Store(v)
+			}
+			dir = dir[1:]
+			if l.read.Swap(false) {
+				l.unread = 0
+			} else {
+				l.unread++
+			}
+		}
 		l.head = h.next.Load()
 		h.dropped.Store(true) // before the link is cut: see Cursor.read
 		h.next.Store(nil)
 		l.blocks--
 	}
+	if l.logging {
+		l.dir.Store(&dir)
+		if l.unread > l.blocks {
+			l.stop() // the whole log went by with no Diff reading it
+		}
+	}
+}
+
+// LogForDiff offers the table's change log to Diff, until release is
+// called: once a Diff between two snapshots of the table has walked its
+// slots (see Diff), the writer records each Store and Delete in the log
+// from its next change on, so that a later Diff between two snapshots of
+// versions since reads the keys that changed from the log while it
+// reaches back that far (it keeps about a quarter of the keys' worth of
+// entries). Each Store then costs an entry, and so the writer stops once
+// a whole log's worth of entries went by without a Diff reading any, until
+// a Diff asks again. Any goroutine, and so is release, which must be
+// called once.
+func (t *Table[K, V]) LogForDiff() (release func()) {
+	t.log.keepers.Add(1)
+	var released atomic.Bool
+	return func() {
+		if released.Swap(true) {
+			panic("mvcc: LogForDiff released twice")
+		}
+		if t.log.keepers.Add(-1) == 0 {
+			t.log.asked.Store(true) // the writer stops logging at its next change
+		}
+	}
+}
+
+// ask asks the writer to log changes for Diff, if a LogForDiff holds.
+// Any goroutine.
+func (l *changeLog[K]) ask() {
+	if l.keepers.Load() > 0 && !l.asked.Load() {
+		l.asked.Store(true)
+	}
+}
+
+// answer starts logging for Diff, or stops, as LogForDiff's holds and the
+// Diffs that asked want: the writer calls it before a change, outside a
+// Batch, when asked is set.
+func (t *Table[K, V]) answer() {
+	l := &t.log
+	l.asked.Store(false)
+	switch on := l.keepers.Load() > 0; {
+	case on && !l.logging:
+		var dir []*chunk[K]
+		for c := l.head; c != nil; c = c.next.Load() {
+			dir = append(dir, c)
+		}
+		l.dir.Store(&dir)
+		// No change is under way: every change from now on writes a
+		// version after the current one, or the current one in place.
+		l.from.Store(t.state.Load()>>statusShift + 1)
+		l.logging, l.unread = true, 0
+		l.read.Store(false)
+		l.readers.Add(1)
+	case !on && l.logging:
+		l.stop()
+	}
+}
+
+// stop stops logging for Diff. Writer only.
+func (l *changeLog[K]) stop() {
+	l.from.Store(0) // before dir goes: see differ.viaLog
+	l.dir.Store(nil)
+	l.logging = false
+	l.readers.Add(-1)
 }
 
 // append records e, in room that reserve made. Writer only.

@@ -342,3 +342,95 @@ func TestCursorOpenedDuringAStore(t *testing.T) {
 		t.Errorf("the changes across the Store the cursor opened in are %v, want [a=3]", got)
 	}
 }
+
+// TestLogForDiffOnDemand follows the log LogForDiff offers through its
+// life: nothing is logged until a Diff walks the slots and asks; the
+// writer's next change starts the log, and a Diff between two snapshots
+// taken since reads it (one from before still walks); once a whole log's
+// worth of Stores goes by with no Diff reading it, the writer stops, until
+// a Diff asks again; and release stops it for good. Every Diff must give
+// the keys that changed.
+func TestLogForDiffOnDemand(t *testing.T) {
+	was := logShare
+	logShare = 0
+	var viaLog atomic.Int64
+	onLogDiff = func() { viaLog.Add(1) }
+	t.Cleanup(func() { logShare, onLogDiff = was, nil })
+
+	const keys = 1000
+	tb := New[string, uint64](0)
+	for i := range keys {
+		tb.Store(diffKey(i), 0)
+	}
+	n := uint64(0)
+	storeSome := func(count int) {
+		for i := range count {
+			n++
+			tb.Store(diffKey(i*7%keys), n)
+		}
+	}
+	diff := func(from, to Snapshot[string, uint64], want int, log bool, when string) {
+		t.Helper()
+		before := viaLog.Load()
+		got := 0
+		Diff(from, to, func(string, uint64, bool, uint64, bool) bool { got++; return true })
+		if got != want {
+			t.Fatalf("%s: Diff gave %d keys, want %d", when, got, want)
+		}
+		if read := viaLog.Load() > before; read != log {
+			t.Fatalf("%s: Diff read the log: %v, want %v", when, read, log)
+		}
+	}
+	release := tb.LogForDiff()
+	a := tb.Snapshot()
+	storeSome(10)
+	b := tb.Snapshot()
+	if tb.log.logging {
+		t.Fatal("the table logs before any Diff asked")
+	}
+	diff(a, b, 10, false, "before the log")
+	storeSome(1) // starts the log, before its change
+	if !tb.log.logging {
+		t.Fatal("the writer's change after a Diff asked did not start the log")
+	}
+	c := tb.Snapshot()
+	storeSome(20)
+	d := tb.Snapshot()
+	diff(c, d, 20, true, "since the log began")
+	diff(d, c, 20, true, "since the log began, backwards")
+	diff(a, d, 20, false, "from before the log")
+
+	// Far more Stores than the log holds, with no Diff reading it.
+	storeSome((tb.log.limit + 2 + keys/4/chunkSize) * chunkSize * 3)
+	if tb.log.logging {
+		t.Fatal("the table still logs after a whole log's worth of entries nobody read")
+	}
+	e := tb.Snapshot()
+	storeSome(5)
+	f := tb.Snapshot()
+	diff(e, f, 5, false, "after the log stopped")
+	storeSome(1)
+	g := tb.Snapshot()
+	storeSome(3)
+	diff(g, tb.Snapshot(), 3, true, "after a Diff asked again")
+	// As many Stores again, read now and then: the log stays.
+	last := tb.Snapshot()
+	for i := range (tb.log.limit + 2 + keys/4/chunkSize) * 3 * 4 {
+		storeSome(chunkSize / 4)
+		next := tb.Snapshot()
+		diff(last, next, chunkSize/4, true, fmt.Sprint("read after block ", i/4))
+		last = next
+	}
+
+	release()
+	storeSome(1)
+	if tb.log.logging || tb.log.readers.Load() != 0 {
+		t.Fatal("the table logs after LogForDiff was released")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second release did not panic")
+		}
+	}()
+	release()
+}

@@ -423,6 +423,9 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	case w == 0 || w&deleted != 0:
 		delta = 1
 	}
+	if t.batch == 0 && t.log.asked.Load() {
+		t.answer() // start or stop logging for Diff, before the change
+	}
 	logging := t.log.readers.Load() > 0
 	if logging {
 		t.log.reserve(t.n)
@@ -602,6 +605,9 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		panic("mvcc: a Batch inside a Batch")
 	}
 	t.ready()
+	if t.log.asked.Load() {
+		t.answer() // not inside: its first changes would go unlogged
+	}
 	var cur uint64
 	for {
 		// Freeze the current version, as a snapshot would, so that
