@@ -245,26 +245,45 @@ type bigValue struct {
 
 // BenchmarkUpdatesSince measures what a lazy reader pays to claim the
 // changes since its last State: changed distinct keys written into a map
-// of n entries between the two States.
+// of n entries between the two States. With notify=yes the reader is a
+// lazy reader that has claimed changes before: a Notify registration,
+// and an UpdatesSince before the older State, which makes the map log the
+// keys each write changes from then on; UpdatesSince reads those instead
+// of the whole table, when the log holds few enough entries since the
+// older State.
 func BenchmarkUpdatesSince(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		for _, changed := range []int{1, 100, 10_000} {
-			b.Run(fmt.Sprintf("N=%d/changed=%d", n, changed), func(b *testing.B) {
-				m := fill(n)
-				old := m.State()
-				for i := range changed {
-					m.Store(i*(n/changed), -i-1)
-				}
-				cur := m.State()
-				if got := len(cur.UpdatesSince(old)); got != changed {
-					b.Fatalf("%d updates, want %d", got, changed)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					cur.UpdatesSince(old)
-				}
-			})
+			for _, notify := range []string{"no", "yes"} {
+				b.Run(fmt.Sprintf("N=%d/changed=%d/notify=%s", n, changed, notify), func(b *testing.B) {
+					benchUpdatesSince(b, n, changed, notify == "yes")
+				})
+			}
 		}
+	}
+}
+
+func benchUpdatesSince(b *testing.B, n, changed int, notify bool) {
+	m := fill(n)
+	if notify {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		m.Notify(ctx, make(chan struct{}, 1))
+		before := m.State()
+		m.Store(0, -n)                 // a change: fill stores no negative value
+		m.State().UpdatesSince(before) // reads the table, and asks for the log
+	}
+	old := m.State()
+	for i := range changed {
+		m.Store(i*(n/changed), -i-1)
+	}
+	cur := m.State()
+	if got := len(cur.UpdatesSince(old)); got != changed {
+		b.Fatalf("%d updates, want %d", got, changed)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		cur.UpdatesSince(old)
 	}
 }
 

@@ -274,7 +274,7 @@ func (m *Map[K, V]) Close() {
 	m.keyNotes = nil
 	for _, n := range m.notifiers {
 		n.stop()
-		n.pos = -1
+		n.remove()
 	}
 	m.notifiers = nil
 }

@@ -21,7 +21,11 @@ func (m *Map[K, V]) Notify(ctx context.Context, ch chan<- struct{}) {
 	if m.closed || ctx.Err() != nil {
 		return
 	}
-	n := &notifier{ch: ch, pos: len(m.notifiers)}
+	// While the registration lasts, and its reader claims changes with
+	// State.UpdatesSince, the table logs the keys each write changes, so
+	// that UpdatesSince reads the keys that changed rather than every
+	// slot (see mvcc.Table.LogForDiff).
+	n := &notifier{ch: ch, pos: len(m.notifiers), unlog: m.tab.LogForDiff()}
 	m.notifiers = append(m.notifiers, n)
 	n.stop = context.AfterFunc(ctx, func() {
 		m.mu.Lock()
@@ -33,16 +37,24 @@ func (m *Map[K, V]) Notify(ctx context.Context, ch chan<- struct{}) {
 		if n.pos < len(m.notifiers) {
 			m.notifiers[n.pos].pos = n.pos
 		}
-		n.pos = -1
+		n.remove()
 	})
 }
 
 // notifier is one Notify registration. pos is its index in m.notifiers, or
 // -1 once removed; both are guarded by m.mu.
 type notifier struct {
-	ch   chan<- struct{}
-	stop func() bool
-	pos  int
+	ch    chan<- struct{}
+	stop  func() bool
+	pos   int
+	unlog func() // ends the table's log of changes for this registration
+}
+
+// remove marks n removed, and lets the table stop logging for it. m.mu is
+// held.
+func (n *notifier) remove() {
+	n.pos = -1
+	n.unlog()
 }
 
 func (n *notifier) signal() { send(n.ch) }

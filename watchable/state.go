@@ -97,7 +97,14 @@ func (s State[K, V]) Map() map[K]V {
 // For two States of the same Map, UpdatesSince reads each entry's version
 // and compares only the entries written between them: it costs O(N) reads
 // of the map's slots, with no allocation beyond the result, and O(changes)
-// comparisons. A subscriber's States (SubscribeSubset, SubscribeKeys,
+// comparisons. While a Map.Notify registration lasts, that first read
+// makes the map log the keys each write changes from then on, and
+// UpdatesSince between two States taken since reads those instead, in
+// O(writes between them), when there are fewer than about N/100 of them
+// (at 100,000 entries and 100 writes, 35–50 µs rather than 0.8 ms); each
+// write then costs its writer an entry in the log (about 25 ns), until a
+// whole log's worth of writes (a quarter of the keys) goes by with no
+// UpdatesSince reading it. A subscriber's States (SubscribeSubset, SubscribeKeys,
 // partitions) are its own, and between two of them it costs O(changed keys
 // × log N). Other pairs are compared whole, in O(N) lookups.
 //

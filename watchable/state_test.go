@@ -2,6 +2,7 @@ package watchable_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"runtime"
@@ -163,7 +164,16 @@ func TestUpdatesSinceBetweenAViewAndTheMap(t *testing.T) {
 // checks that the States it compares never change under it while the
 // writer changes the map in place.
 func TestUpdatesSinceLazyReader(t *testing.T) {
-	const keys, writes = 500, 20_000
+	// At 20,000 keys, UpdatesSince between two close States reads the
+	// keys that changed from the table's log of changes, which Notify
+	// keeps; at 500, walking the table costs less, and it does that.
+	for _, keys := range []int{500, 20_000} {
+		t.Run(fmt.Sprint("keys=", keys), func(t *testing.T) { updatesSinceLazyReader(t, keys) })
+	}
+}
+
+func updatesSinceLazyReader(t *testing.T, keys int) {
+	const writes = 20_000
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
@@ -222,6 +232,60 @@ type heartbeat struct {
 }
 
 func (h heartbeat) Equal(o heartbeat) bool { return h.N == o.N }
+
+// TestUpdatesSinceCloseStatesOfALargeMap follows a map of 20,000 entries
+// with Notify, State and UpdatesSince, a few writes of every kind between
+// reads, on one goroutine: UpdatesSince between two close States of a map
+// this large reads the keys that changed from the table's log of changes,
+// which Notify keeps, where TestUpdatesSinceLazyReader's reader mostly
+// falls too far behind and walks the table. Each rebuilt view must be the
+// State, and at the end, after the registration ends (and the log with
+// it), UpdatesSince between the first and the last State must still give
+// the whole difference.
+func TestUpdatesSinceCloseStatesOfALargeMap(t *testing.T) {
+	const keys, rounds = 20_000, 300
+	ctx, cancel := context.WithCancel(t.Context())
+	var m watchable.Map[string, int]
+	m.Notify(ctx, make(chan struct{}, 1))
+	m.Batch(func(b *watchable.Batch[string, int]) {
+		for k := range keys {
+			b.Store(fmt.Sprint(k), k)
+		}
+	})
+	r := rand.New(rand.NewPCG(1, 2))
+	first := m.State()
+	last, seen := first, first.Map()
+	for round := range rounds {
+		for range 1 + r.IntN(20) {
+			k := fmt.Sprint(r.IntN(keys + 100)) // a few keys new to the map
+			switch op := r.IntN(10); {
+			case op < 5:
+				m.Store(k, r.IntN(3)) // often the value it has: no change
+			case op < 8:
+				m.Delete(k)
+			case op < 9:
+				m.CompareAndSwap(k, r.IntN(3), round)
+			default:
+				m.Batch(func(b *watchable.Batch[string, int]) {
+					b.Store(k, round)
+					b.Delete(fmt.Sprint(r.IntN(keys)))
+				})
+			}
+		}
+		cur := m.State()
+		seen = applyUpdates(t, seen, cur.UpdatesSince(last))
+		if want := cur.Map(); !maps.Equal(want, seen) {
+			t.Fatalf("round %d: the view rebuilt from UpdatesSince differs from State (-state +rebuilt):\n%s", round, cmp.Diff(want, seen))
+		}
+		last = cur
+	}
+	cancel()
+	m.Store("after", -1) // after the registration ends: not logged
+	end := m.State()
+	if diff := cmp.Diff(end.Map(), applyUpdates(t, first.Map(), end.UpdatesSince(first))); diff != "" {
+		t.Fatalf("first plus its updates to the end is not the end (-want +got):\n%s", diff)
+	}
+}
 
 // TestUpdatesSinceBesideSubscriptions runs one writer making every kind of
 // write (Store, Delete, Batch, Replace, CompareAndSwap, LoadOrStore,
