@@ -187,7 +187,7 @@ var logShare = 128
 var onLogDiff func()
 
 // viaLog gives the keys that differ between a and b, of one table and a
-// older, from the table's change log (see Table.KeepLog), and reports
+// older, from the table's change log (see Table.LogForDiff), and reports
 // whether it did: it does when the log holds every change after a's
 // version, and not too many entries up to b's (see logShare). An entry
 // up to b's version gives its key once, at the entry that wrote b's

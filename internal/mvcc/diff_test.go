@@ -103,20 +103,20 @@ type diffBox struct {
 	B int
 }
 
-// diffKeepLog makes the tests of Diff offer their tables' change logs to
+// diffOfferLog makes the tests of Diff offer their tables' change logs to
 // Diff (Table.LogForDiff), so that Diff reads the log where it reaches
 // back far enough; see TestDiffThroughTheLog.
 // diffLogLimit, when not 0, is the blocks of the log such a table keeps
 // beyond a quarter of its keys' worth.
 var (
-	diffKeepLog  bool
+	diffOfferLog bool
 	diffLogLimit int
 )
 
-// newDiffTable is New(0), keeping its log if diffKeepLog says so.
+// newDiffTable is New(0), offering its log to Diff if diffOfferLog says so.
 func newDiffTable[K comparable, V any](t *testing.T) *Table[K, V] {
 	tb := New[K, V](0)
-	if diffKeepLog {
+	if diffOfferLog {
 		t.Cleanup(tb.LogForDiff())
 		tb.log.asked.Store(true) // as if a Diff had asked: log from the first change
 		if diffLogLimit != 0 {
@@ -137,10 +137,10 @@ func newDiffTable[K comparable, V any](t *testing.T) *Table[K, V] {
 func TestDiffThroughTheLog(t *testing.T) {
 	was := logShare
 	logShare = 0
-	diffKeepLog = true
+	diffOfferLog = true
 	var viaLog atomic.Int64
 	onLogDiff = func() { viaLog.Add(1) }
-	t.Cleanup(func() { logShare, diffKeepLog, diffLogLimit, onLogDiff = was, false, 0, nil })
+	t.Cleanup(func() { logShare, diffOfferLog, diffLogLimit, onLogDiff = was, false, 0, nil })
 	for _, test := range []struct {
 		name  string
 		run   func(*testing.T)
