@@ -10,9 +10,10 @@ import (
 // Map's) that claims its changes when it is ready, rather than having them
 // merged into a subscription for it at every write (see
 // watchable.State.UpdatesSince): however far behind it falls, writers pay
-// such a reader only a signal and what the State it holds costs, and the
-// loop pays for the difference when it reads, in proportion to what
-// changed.
+// such a reader only a signal, what the State it holds costs and, while it
+// reads, an entry a write in the map's log of changed keys, and the loop
+// pays for the difference when it reads, in proportion to the writes since
+// its last read when they are few, to the size of the map otherwise.
 //
 // handle is called once per entry of the initial contents, then, each time
 // the map has changed since the loop last read it, once per key whose value
