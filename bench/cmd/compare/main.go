@@ -26,6 +26,14 @@ type run struct {
 	sizes     string // the -sizes of the side-by-side package, when not its default
 	skip      string // the -skip pattern: what bench selects but must not run
 	gcCycles  int    // the -gccycles of the side-by-side package: time whole collection cycles (bench/cycles_test.go)
+	// rounds, when more than one, runs the invocation that many times in
+	// turn, each taking count samples of every benchmark it selects: the
+	// samples of two benchmarks a quotient divides then alternate, a
+	// round's taken a fraction of a second apart, where count samples of
+	// one benchmark in a row and then of the other took seconds, long
+	// enough for this machine to change speed between the two (see the
+	// comment above the idle subscriber's line).
+	rounds int
 }
 
 // large is the -sizes of the runs at a million entries.
@@ -91,15 +99,28 @@ var plan = []run{
 	// of microseconds: at the keyed runs' 200,000 Stores a sample, those
 	// five samples took 27 of the line's 33 s. The subset runs apart,
 	// shorter; its figures are divided only by each other.
-	{bench: `^BenchmarkKeyedSubscribers$`, skip: `^BenchmarkKeyedSubscribers$////^how=subset$`, benchtime: "200000x", count: 5},
+	// Target 6 divides S=10,000 by S=1, seconds apart in a run of five
+	// samples of each: in rounds, as the idle subscriber below.
+	{bench: `^BenchmarkKeyedSubscribers$`, skip: `^BenchmarkKeyedSubscribers$////^how=subset$`, benchtime: "200000x", count: 1, rounds: 5},
 	{bench: `^BenchmarkKeyedSubscribers$////^how=subset$`, benchtime: "2000x", count: 3},
 	{bench: `^BenchmarkBurst$`, benchtime: "20x", count: 3},
-	{bench: `^BenchmarkIdleSubscriber$`, benchtime: "100000x", count: 5},
+	// Target 5 divides the Stores with a never-reading reader by those
+	// without, samples of 15-30 ms. Five of one in a row and then five of
+	// the other put the lazy reader's cost at +77%, +5% and +23% in three
+	// runs of one commit (round thirty-five), while samples alternated one
+	// by one put it at 0-10%: this machine changes speed for seconds at a
+	// time, and a block of samples can fall in one speed and the next in
+	// the other. Five rounds of one sample each pair samples taken a
+	// fraction of a second apart.
+	{bench: `^BenchmarkIdleSubscriber$`, benchtime: "100000x", count: 1, rounds: 5},
 	{bench: `^BenchmarkMemory$`, benchtime: "1x", count: 1},
 	{bench: `^BenchmarkMemory$/^lib=(switchyard|peer)$/^val=int$`, benchtime: "1x", count: 1, sizes: large},
 	// Loads of integers cost tens of nanoseconds: long samples, as for the
-	// Stores above, which also cycle at least once over every key.
-	{bench: `^BenchmarkLoad$//^val=int$`, benchtime: "200000x", count: 5},
+	// Stores above, which also cycle at least once over every key. Target
+	// 7a divides ours by the floor's: in rounds, as the idle subscriber
+	// above. (Not at a million entries, where each round would fill two
+	// maps of a million again.)
+	{bench: `^BenchmarkLoad$//^val=int$`, benchtime: "200000x", count: 1, rounds: 5},
 	{bench: `^BenchmarkLoad$//^val=k8s$`, benchtime: "20000x", count: 3},
 	{bench: `^BenchmarkLoad$//^val=int$`, benchtime: "200000x", count: 5, sizes: large},
 	{bench: `^BenchmarkRange$`, benchtime: "20x", count: 3},
@@ -243,45 +264,17 @@ func measure(ctx context.Context, pkg string, quick bool) ([]result, env, []byte
 		if bins[r.pkg] == "" {
 			continue
 		}
-		args := []string{"-test.run", "^$", "-test.bench", r.bench, "-test.benchtime", r.benchtime,
-			"-test.benchmem", "-test.count", fmt.Sprint(r.count), "-test.timeout", "30m"}
-		cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, r.pkg)
-		sizes := r.sizes
-		if quick && r.pkg == pkg {
-			sizes = "100"
+		for range max(r.rounds, 1) {
+			rs, done, out, err := invoke(ctx, bins[r.pkg], r, pkg, quick)
+			if err != nil {
+				return nil, env{}, nil, err
+			}
+			commands = append(commands, done)
+			if err := rawOut.ran(out, done); err != nil {
+				return nil, env{}, nil, err
+			}
+			results = append(results, rs...)
 		}
-		if sizes != "" {
-			args = append(args, "-sizes="+sizes)
-			cmd += " -sizes=" + sizes
-		}
-		if r.skip != "" {
-			args = append(args, "-test.skip", r.skip)
-			cmd += fmt.Sprintf(" -skip '%s'", r.skip)
-		}
-		if r.gcCycles > 0 {
-			args = append(args, fmt.Sprintf("-gccycles=%d", r.gcCycles))
-			cmd += fmt.Sprintf(" -gccycles=%d", r.gcCycles)
-		}
-		fmt.Fprintln(os.Stderr, "+", cmd)
-		began := time.Now()
-		var runOut bytes.Buffer
-		c := exec.CommandContext(ctx, bins[r.pkg], args...)
-		c.Dir = r.pkg
-		c.Stdout = io.MultiWriter(&runOut, &progress{})
-		c.Stderr = os.Stderr
-		if err := c.Run(); err != nil {
-			return nil, env{}, nil, fmt.Errorf("running %s: %w", cmd, err)
-		}
-		done := command{Pkg: r.pkg, Line: fmt.Sprintf("%s   # %s", cmd, time.Since(began).Round(time.Second))}
-		commands = append(commands, done)
-		if err := rawOut.ran(runOut.Bytes(), done); err != nil {
-			return nil, env{}, nil, err
-		}
-		rs, err := invocationResults(&runOut, done)
-		if err != nil {
-			return nil, env{}, nil, err
-		}
-		results = append(results, rs...)
 	}
 	elapsed := time.Since(start)
 
@@ -296,6 +289,48 @@ func measure(ctx context.Context, pkg string, quick bool) ([]result, env, []byte
 		return nil, env{}, nil, err
 	}
 	return results, e, data, nil
+}
+
+// invoke runs r once with the test binary bin, and returns its results, the
+// command as the report shows it, and its output. pkg is the side-by-side
+// package, which quick runs at N=100 only.
+func invoke(ctx context.Context, bin string, r run, pkg string, quick bool) ([]result, command, []byte, error) {
+	args := []string{"-test.run", "^$", "-test.bench", r.bench, "-test.benchtime", r.benchtime,
+		"-test.benchmem", "-test.count", fmt.Sprint(r.count), "-test.timeout", "30m"}
+	cmd := fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime %s -count %d -benchmem %s", r.bench, r.benchtime, r.count, r.pkg)
+	sizes := r.sizes
+	if quick && r.pkg == pkg {
+		sizes = "100"
+	}
+	if sizes != "" {
+		args = append(args, "-sizes="+sizes)
+		cmd += " -sizes=" + sizes
+	}
+	if r.skip != "" {
+		args = append(args, "-test.skip", r.skip)
+		cmd += fmt.Sprintf(" -skip '%s'", r.skip)
+	}
+	if r.gcCycles > 0 {
+		args = append(args, fmt.Sprintf("-gccycles=%d", r.gcCycles))
+		cmd += fmt.Sprintf(" -gccycles=%d", r.gcCycles)
+	}
+	fmt.Fprintln(os.Stderr, "+", cmd)
+	began := time.Now()
+	var runOut bytes.Buffer
+	c := exec.CommandContext(ctx, bin, args...)
+	c.Dir = r.pkg
+	c.Stdout = io.MultiWriter(&runOut, &progress{})
+	c.Stderr = os.Stderr
+	if err := c.Run(); err != nil {
+		return nil, command{}, nil, fmt.Errorf("running %s: %w", cmd, err)
+	}
+	done := command{Pkg: r.pkg, Line: cmd + timeSep + time.Since(began).Round(time.Second).String()}
+	out := slices.Clone(runOut.Bytes())
+	rs, err := invocationResults(&runOut, done)
+	if err != nil {
+		return nil, command{}, nil, err
+	}
+	return rs, done, out, nil
 }
 
 // render writes the report of runs (the first, and the others judged
@@ -422,6 +457,35 @@ func goCmd(ctx context.Context, stdout io.Writer, args ...string) error {
 type command struct {
 	Pkg  string // the package directory it ran in
 	Line string // the go test command line, and how long it took
+}
+
+// timeSep separates a command's line from how long it took.
+const timeSep = "   # "
+
+// inRounds returns commands with each series of invocations of one command
+// in a row, the rounds of a plan line, shown as one shell loop that runs
+// it as many times, followed by how long each round took.
+func inRounds(commands []command) []command {
+	var out []command
+	for i := 0; i < len(commands); {
+		c := commands[i]
+		line, took, _ := strings.Cut(c.Line, timeSep)
+		j := i + 1
+		times := []string{took}
+		for ; j < len(commands); j++ {
+			l, t, _ := strings.Cut(commands[j].Line, timeSep)
+			if commands[j].Pkg != c.Pkg || l != line {
+				break
+			}
+			times = append(times, t)
+		}
+		if n := j - i; n > 1 {
+			c.Line = fmt.Sprintf("for i in $(seq %d); do %s; done%s%s", n, line, timeSep, strings.Join(times, ", "))
+		}
+		out = append(out, c)
+		i = j
+	}
+	return out
 }
 
 // env describes where and how the figures were taken.

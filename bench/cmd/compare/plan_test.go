@@ -117,3 +117,22 @@ func matchLevels(pattern string, levels []string) bool {
 	}
 	return true
 }
+
+// TestShortQuotientsRunInRounds checks that the figures of targets 5, 6
+// and 7a, samples of a fraction of a second each, are taken in rounds that
+// alternate them (see run.rounds).
+func TestShortQuotientsRunInRounds(t *testing.T) {
+	for _, name := range []string{
+		"BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=lazy",
+		"BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=keys/S=10000",
+		"BenchmarkLoad/lib=floor/val=int/N=100000",
+	} {
+		runs := runsOf(name)
+		if len(runs) != 1 {
+			t.Fatalf("%s is measured by plan runs %v; want one", name, runs)
+		}
+		if r := plan[runs[0]]; r.rounds < 3 || r.count != 1 {
+			t.Errorf("%s is measured in %d rounds of %d samples; want 3 or more rounds of one", name, r.rounds, r.count)
+		}
+	}
+}

@@ -260,9 +260,10 @@ func writeReport(w io.Writer, t *table, solo []result, e env, others ...otherRun
 		"The peer runs fewer iterations than switchyard where one of its Stores copies the whole map for every subscriber " +
 		"(N=10,000 and N=100,000, LoadAll at large N, and a consumer of its subscription); its per-op figures are averages over those iterations all the same. " +
 		"Its proto Stores with subscribers at N=100,000 are not run: its eight subscribers' first snapshots clone 800,000 messages, a quarter of a minute of the report for a figure no target reads. " +
-		"Where a run takes several samples (-count), the tables show their median (for p50 and p99, the median of the samples' percentiles). " +
+		"Where a run takes several samples (-count), the tables show their median (for p50 and p99, the median of the samples' percentiles); " +
+		"a run in rounds (a shell loop below) takes one sample of each of its benchmarks a round, and the tables show the median over the rounds. " +
 		"Each package's benchmark binary was built once with `go test -c` and run as:\n\n```\n")
-	for _, c := range e.Commands {
+	for _, c := range inRounds(e.Commands) {
 		p("%s\n", c.Line)
 	}
 	p("```\n\n")
@@ -835,7 +836,9 @@ func writeTargets(w io.Writer, t *table, others []otherRun) {
 	fmt.Fprintf(w, "## Targets\n\nThe targets of issue 14 (numbered as there), then those of the first benchmark issue. "+
 		"Each figure is a quotient of medians from this run. For the targets of issue 14, both medians come from one "+
 		"invocation of the benchmarks, seconds apart, because the machine's speed drifts over minutes (plan_test.go "+
-		"in bench/cmd/compare checks the plan for it); the sections below give the figures themselves. "+
+		"in bench/cmd/compare checks the plan for it); for targets 5, 6 and 7a, whose samples last a fraction of a second, "+
+		"from five rounds of one invocation, each taking one sample of both figures, so that a block of samples of one "+
+		"figure cannot fall in a faster minute than the block of the other. The sections below give the figures themselves. "+
 		"In parentheses, where both figures have several samples: the lowest and the highest quotient of the samples "+
 		"paired in the order they ran (first with first, and so on), which shows how far the figure moved within "+
 		"this run. A verdict is taken on the quotient of medians; where the range spans the limit, another run can "+

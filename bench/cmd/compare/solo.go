@@ -141,7 +141,7 @@ func writeSoloSection(w io.Writer, results []result, s soloSection, commands []c
 		writeSoloTable(w, rest, false)
 	}
 	p("Measured with:\n\n```\n")
-	for _, c := range commands {
+	for _, c := range inRounds(commands) {
 		if c.Pkg == s.pkg {
 			p("%s\n", c.Line)
 		}
