@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // diffChange is one call of Diff's fn as the tests record it, or one
@@ -140,7 +141,10 @@ func TestDiffThroughTheLog(t *testing.T) {
 	diffOfferLog = true
 	var viaLog atomic.Int64
 	onLogDiff = func() { viaLog.Add(1) }
-	t.Cleanup(func() { logShare, diffOfferLog, diffLogLimit, onLogDiff = was, false, 0, nil })
+	wasEnough := underWriterEnough
+	t.Cleanup(func() {
+		logShare, diffOfferLog, diffLogLimit, onLogDiff, underWriterEnough = was, false, 0, nil, wasEnough
+	})
 	for _, test := range []struct {
 		name  string
 		run   func(*testing.T)
@@ -153,6 +157,10 @@ func TestDiffThroughTheLog(t *testing.T) {
 	} {
 		before := viaLog.Load()
 		diffLogLimit = test.limit
+		// Under a writer, how many Diffs the log answers depends on how
+		// often the reader runs: a log nobody reads stops. The writer
+		// goes on until the log has answered enough.
+		underWriterEnough = func(diffs int64) bool { return diffs >= 100 && viaLog.Load()-before >= test.want }
 		t.Run(test.name, test.run)
 		if n := viaLog.Load() - before; n < test.want {
 			t.Errorf("%s: the log answered %d Diffs, want at least %d", test.name, n, test.want)
@@ -507,6 +515,10 @@ func TestDiffBoxedValuesByBox(t *testing.T) {
 // Diff reads move on under it; each result must still be the difference
 // of the two maps. Run with -race, it also checks Diff's reads against
 // the writer's writes.
+// underWriterEnough reports whether TestDiffUnderAWriter's reader made
+// enough comparisons, diffs of them, for the writer to stop.
+var underWriterEnough = func(diffs int64) bool { return diffs >= 100 }
+
 func TestDiffUnderAWriter(t *testing.T) {
 	const keys, steps = 300, 20000
 	tb := newDiffTable[string, uint64](t)
@@ -553,8 +565,9 @@ func TestDiffUnderAWriter(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	m := map[string]uint64{}
 	// Until the reader has made enough comparisons, however the two
-	// goroutines are scheduled.
-	for step := 0; step < steps || diffs.Load() < 100; step++ {
+	// goroutines are scheduled, for half a minute at most.
+	start := time.Now()
+	for step := 0; (step < steps || !underWriterEnough(diffs.Load())) && time.Since(start) < 30*time.Second; step++ {
 		k := diffKey(r.IntN(keys))
 		switch op := r.IntN(100); {
 		case op < 50:
