@@ -14,6 +14,10 @@ type array struct {
 	slots []slot
 	older atomic.Pointer[history]
 	pages atomic.Pointer[pageHeads] // copies of pages of slots (page.go); nil while there are none
+	// frozen is the undo logs of Batches that ended on this array while
+	// a snapshot before them was held (frozen.go); nil while there are
+	// none. The writer replaces the list, never changes it.
+	frozen atomic.Pointer[[]*frozenBatch]
 }
 
 // newArray makes an array of n empty slots; ptr says whether their

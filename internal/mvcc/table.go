@@ -449,7 +449,12 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	var page *pageCopy
 	paged := false
 	idx := s.index(m.arr.slots)
+	var thawed []*record
 	if w != 0 && w&verMask < ver {
+		if m.arr.frozen.Load() != nil {
+			var buf [4]*record
+			thawed = t.thaw(m.arr, w, buf[:0])
+		}
 		if st&statusMask == statusOpen && m.arr.copying(idx, ver) {
 			// In place, to a page that kept records for several
 			// Stores in this version: what the slot held is kept by
@@ -499,6 +504,12 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 			t.newMeta(next, m.arr, ver)
 		}
 	}
+	for i := len(thawed) - 1; i >= 0; i-- {
+		// What a frozen batch's log holds of the slot, oldest first,
+		// before the value the batch wrote is replaced (see thaw).
+		m.arr.keep(idx, thawed[i])
+		t.keep(ver)
+	}
 	if page != nil {
 		// Linked before the slot changes, as a record is.
 		m.arr.linkPage(idx, page)
@@ -525,6 +536,9 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		}
 		t.state.Store(ver << statusShift)
 		t.last.Store(nil) // a snapshot of an older version: nobody takes it again
+	}
+	if len(thawed) > 0 {
+		t.settleFrozen(m.arr)
 	}
 	t.stores++
 	if t.trimDue() {
@@ -583,7 +597,7 @@ func (t *Table[K, V]) trimDue() bool {
 	}
 	a := t.meta.Load().arr
 	h := a.older.Load()
-	return h.used > 0 || len(h.e) > 64 || a.pages.Load() != nil
+	return h.used > 0 || len(h.e) > 64 || a.pages.Load() != nil || a.frozen.Load() != nil
 }
 
 // Batch calls fn, and makes the Stores and Deletes it makes through b
@@ -596,10 +610,11 @@ func (t *Table[K, V]) trimDue() bool {
 // Each slot the batch writes gets a version of its own, in the order the
 // batch first writes them, and its older value an entry at that index in
 // the undo log, which readers of the published version read while the
-// batch is under way. When the batch ends, its entries become older
-// values in the slots' lists only if a snapshot may still read them; a
-// batch that nobody holds a snapshot across keeps nothing per slot but
-// its entry, which the next batch reuses.
+// batch is under way. When the batch ends, what its entries hold is kept
+// only if a snapshot may still read it (see keepReplaced): in a frozen
+// copy of the log, read the same way, or in the slots' lists. A batch that
+// nobody holds a snapshot across keeps nothing but its entries, which the
+// next batch reuses.
 func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 	if t.batch != 0 {
 		panic("mvcc: a Batch inside a Batch")
@@ -665,12 +680,12 @@ func (t *Table[K, V]) published(cur uint64) uint64 {
 }
 
 // endBatch ends a Batch's undo log once its version is published. It
-// first keeps in its slot's list each value the batch replaced in arr,
-// the array of the version it began at, that a snapshot may still read:
-// one written at or before the newest version held (an array the batch
-// grew into is read by no older version). It keeps nothing else, and a
-// Load that read an entry reads again, for the trims counter moves on.
-// Writer only.
+// first keeps each value the batch replaced in arr, the array of the
+// version it began at, that a snapshot may still read: one written at or
+// before the newest version held (an array the batch grew into is read by
+// no older version; see keepReplaced). It keeps nothing else, and a Load
+// that read an entry reads again, for the trims counter moves on. Writer
+// only.
 func (t *Table[K, V]) endBatch(arr *array) {
 	h := &t.held
 	h.trims.Add(1) // before it reads the marks, as trim does: see Snapshot
@@ -682,32 +697,12 @@ func (t *Table[K, V]) endBatch(arr *array) {
 	}
 	h.mu.Unlock()
 	if newest > 0 {
-		var recs []record
-		left := t.undo.n.Load()
-		t.undo.each(func(u *undo) {
-			left--
-			w := u.w.Load()
-			if w == 0 || u.a != arr || w&verMask > newest {
-				// A key new to the slot, an array only later versions
-				// read, or a value written after every held version.
-				return
-			}
-			if len(recs) == 0 {
-				// In blocks, as Stores take them: one record a
-				// snapshot holds keeps its block alive.
-				recs = newRecords(int(min(left+1, 256)), t.ptr)
-			}
-			r := &recs[0]
-			recs = recs[1:]
-			r.ver = w & verMask
-			if w&deleted != 0 {
-				r.ver |= gone
-			}
-			storeRaw(&r.v, u.value(t.ptr), t.ptr)
-			arr.room()
-			arr.keep(u.s.index(arr.slots), r)
-			t.keep(newest + 1) // the snapshot of newest reads it
-		})
+		// The snapshot of newest, and any older, may read what the
+		// batch replaced.
+		if n := t.keepReplaced(arr, newest); n > 0 {
+			t.kept += n - 1
+			t.keep(newest + 1)
+		}
 	}
 	t.undo.end(t.n)
 	if t.trimDue() {
@@ -883,9 +878,9 @@ func (t *Table[K, V]) current(sl *slot, w, at uint64) (val raw, ok bool) {
 }
 
 // at returns the value at version at of the key in sl, whose word find saw
-// as w; whether it came from the older values (the Batch's undo log, the
-// slot's records, its page's copies); and the version that wrote it, or
-// deleted the key (0 if the key came later).
+// as w; whether it came from the older values (the Batch's undo log, a
+// frozen batch's, the slot's records, its page's copies); and the version
+// that wrote it, or deleted the key (0 if the key came later).
 func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
@@ -893,10 +888,14 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 			if inRead != nil {
 				inRead(2)
 			}
-			if uw, uv, ok := t.undo.find(ver, t.ptr); ok {
-				// Written by the Batch under way: its undo log has
-				// what the slot held before, written before the slot.
-				// Read that as the slot.
+			uw, uv, ok := t.undo.find(ver, t.ptr)
+			if !ok {
+				uw, uv, ok = a.frozenAt(ver, t.ptr)
+			}
+			if ok {
+				// Written by the Batch under way, or one frozen: its
+				// undo log has what the slot held before, written
+				// before the slot. Read that as the slot.
 				if uw == 0 || uw&verMask > at {
 					if w = uw; w == 0 {
 						return val, false, true, 0 // the key came later
@@ -955,7 +954,7 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 func (t *Table[K, V]) History() int {
 	t.ready()
 	a := t.meta.Load().arr
-	return a.count() + a.copies()
+	return a.count() + a.copies() + a.frozenCount()
 }
 
 // heldSnapshots is what the table knows of the snapshots still held: a
@@ -1044,7 +1043,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		// version at each; walking every list each time would cost
 		// the writer the whole history once a pass over the keys.
 		a := t.meta.Load().arr
-		if hist := a.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 && a.pages.Load() == nil {
+		if hist := a.older.Load(); len(vers) > 0 || hist.used == 0 && len(hist.e) <= 64 && a.pages.Load() == nil && a.frozen.Load() == nil {
 			return
 		}
 	}
@@ -1080,6 +1079,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 			h.clear()
 		}
 		a.pages.Store(nil)
+		a.frozen.Store(nil)
 		// The block the next records come from holds some of those
 		// dropped, with their values: let go of it too.
 		t.slab = nil
@@ -1116,6 +1116,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		}
 	}
 	left += a.trimPages(readBy)
+	left += t.trimFrozen(a, readBy)
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
