@@ -20,7 +20,8 @@ const (
 // subscribers. Every Store overwrites a key present, so switchyard's batch
 // is made in place; in the scenario with /held=State a State of the map is
 // taken before each batch (outside the timer), as a reader would, and the
-// batch copies what it changes. The floor and the peer have no States:
+// batch keeps what it replaces for that State (a frozen copy of its undo
+// log: internal/mvcc/frozen.go). The floor and the peer have no States:
 // their two scenarios are the same. With -model, the model runs too, its
 // batch published as one version, and with /held=State a
 // snapshot taken before each batch.

@@ -129,7 +129,7 @@ var sections = []section{
 		about: "10,000 Stores into a map of 100,000 integers, applied together: switchyard's Batch, the floor's writes under one hold of its lock, " +
 			"and the peer, which has no batches, with 10,000 Stores. One op is the whole batch; there are no subscribers. " +
 			"Every Store overwrites a key present, so switchyard's batch is made in place; with held=State a State of the map " +
-			"is taken before each batch, as a reader would, and the batch copies every node it changes (the floor and the peer have no States).",
+			"is taken before each batch, as a reader would, and the batch keeps what it replaces for that State (the floor and the peer have no States).",
 		bench: "BenchmarkBatch", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
 	},
 	{
