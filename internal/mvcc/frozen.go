@@ -134,9 +134,7 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 			t.unfreeze(arr, f)
 		}
 	}
-	if thawed > 0 {
-		t.settleFrozen(arr)
-	}
+	t.settleFrozen(arr) // thaws and unfreeze may have left frozen batches few live entries
 	return kept + thawed
 }
 
