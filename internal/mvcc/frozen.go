@@ -106,24 +106,34 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 		}
 	})
 	if kept > 0 {
-		f := &frozenBatch{base: t.undo.base.Load(), olds: newRecords(int(n), t.ptr), dead: make([]uint64, (n+63)/64), live: kept}
-		f.slots = make([]uint32, n)
+		// Frozen, entry x is the slot the batch wrote as version base+x;
+		// kept in records, the entries are only those kept, in order.
+		freeze := uint64(kept)*freezeShare >= n
+		size := uint64(kept)
+		if freeze {
+			size = n
+		}
+		f := &frozenBatch{base: t.undo.base.Load(), olds: newRecords(int(size), t.ptr), slots: make([]uint32, size), dead: make([]uint64, (size+63)/64), live: kept}
 		x := uint64(0)
 		t.undo.each(func(u *undo) {
 			w := u.w.Load()
-			if w == 0 || u.a != arr || w&verMask > newest {
-				if u.a == arr {
-					f.olds[x].ver = w // leads a reader on to the slot's list
-				}
-				f.dead[x/64] |= 1 << (x % 64)
-			} else {
+			if w != 0 && u.a == arr && w&verMask <= newest {
 				f.olds[x].ver = w
 				storeRaw(&f.olds[x].v, u.value(t.ptr), t.ptr)
 				f.slots[x] = uint32(u.s.index(arr.slots))
+				x++
+				return
 			}
+			if !freeze {
+				return
+			}
+			if u.a == arr {
+				f.olds[x].ver = w // leads a reader on to the slot's list
+			}
+			f.dead[x/64] |= 1 << (x % 64)
 			x++
 		})
-		if uint64(kept)*freezeShare >= n {
+		if freeze {
 			var list []*frozenBatch
 			if old := arr.frozen.Load(); old != nil {
 				list = append(list, *old...)
@@ -153,7 +163,7 @@ func (t *Table[K, V]) thaw(a *array, w uint64, into []*record) []*record {
 		}
 		if f.isLive(x) {
 			r := t.record()
-			into = append(into, t.thawed(f, x, r))
+			into = append(into, t.fromFrozen(f, x, r))
 			f.kill(x)
 		}
 		w = f.olds[x].ver
@@ -161,8 +171,8 @@ func (t *Table[K, V]) thaw(a *array, w uint64, into []*record) []*record {
 	return into
 }
 
-// thawed fills r with entry x of f, as a slot's list keeps it.
-func (t *Table[K, V]) thawed(f *frozenBatch, x uint64, r *record) *record {
+// fromFrozen fills r with entry x of f, as a slot's list keeps it.
+func (t *Table[K, V]) fromFrozen(f *frozenBatch, x uint64, r *record) *record {
 	o := &f.olds[x]
 	r.ver = o.ver & verMask
 	if o.ver&deleted != 0 {
@@ -188,7 +198,7 @@ func (t *Table[K, V]) unfreeze(a *array, f *frozenBatch) {
 			// alive.
 			recs = newRecords(min(f.live, 256), t.ptr)
 		}
-		r := t.thawed(f, x, &recs[0])
+		r := t.fromFrozen(f, x, &recs[0])
 		recs = recs[1:]
 		f.kill(x)
 		i := int(f.slots[x])
@@ -217,12 +227,12 @@ func (t *Table[K, V]) settleFrozen(a *array) {
 			keep = append(keep, f)
 		}
 	}
-	t.setFrozen(a, fp, keep)
+	a.setFrozen(fp, keep)
 }
 
 // setFrozen makes keep, what is left of the list fp, a's frozen batches.
 // Writer only.
-func (t *Table[K, V]) setFrozen(a *array, fp *[]*frozenBatch, keep []*frozenBatch) {
+func (a *array) setFrozen(fp *[]*frozenBatch, keep []*frozenBatch) {
 	switch {
 	case len(keep) == 0:
 		a.frozen.Store(nil)
@@ -235,7 +245,7 @@ func (t *Table[K, V]) setFrozen(a *array, fp *[]*frozenBatch, keep []*frozenBatc
 // those that no snapshot taken before them is held for. readBy reports
 // whether a held version lies in [from, to). It returns the number of
 // live entries of those it keeps. Writer only.
-func (t *Table[K, V]) trimFrozen(a *array, readBy func(from, to uint64) bool) int {
+func (a *array) trimFrozen(readBy func(from, to uint64) bool) int {
 	fp := a.frozen.Load()
 	if fp == nil {
 		return 0
@@ -248,7 +258,7 @@ func (t *Table[K, V]) trimFrozen(a *array, readBy func(from, to uint64) bool) in
 			left += f.live
 		}
 	}
-	t.setFrozen(a, fp, keep)
+	a.setFrozen(fp, keep)
 	return left
 }
 

@@ -1116,7 +1116,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		}
 	}
 	left += a.trimPages(readBy)
-	left += t.trimFrozen(a, readBy)
+	left += a.trimFrozen(readBy)
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
