@@ -171,7 +171,7 @@ var sections = []section{
 	},
 	{
 		title: "Memory",
-		about: "Live heap after a full GC: N entries, S subscribers each keeping its latest snapshot after 100 further Stores. heap-B/entry is the heap divided by N.",
+		about: "Live heap after a full GC: N entries, S subscribers each keeping its latest snapshot after 100 further Stores (10 from N=100,000 on, where each of the peer's copies the map for each subscriber, and ten leave the same heap). heap-B/entry is the heap divided by N.",
 		bench: "BenchmarkMemory", units: []string{"heap-MB", "heap-B/entry"},
 	},
 	{
@@ -902,7 +902,7 @@ go run golang.org/x/perf/cmd/benchstat@latest -col /lib bench.txt
 `+"```"+`
 
 Add `+"`-sizes=100,10000`"+` after the package to skip N=100,000, and `+"`-short`"+` to also skip S=64.
-Add `+"`-gccycles=3`"+` to time Stores and latencies over whole garbage-collection cycles, as the report does for Kubernetes-style Stores and for our latencies: without it, a run that allocates less than the live heap (20,000 Stores into 100,000 entries) meets no collection, and its figures leave out the collection its garbage causes.
+Add `+"`-gccycles=1`"+` to time Stores and latencies over a whole garbage-collection cycle a sample (or K with -gccycles=K), as the report does for Kubernetes-style Stores and for our latencies: without it, a run that allocates less than the live heap (20,000 Stores into 100,000 entries) meets no collection, and its figures leave out the collection its garbage causes.
 CI runs every benchmark once (`+"`-benchtime=1x`"+`) so they keep compiling and running; it never judges a figure.
 `)
 }
