@@ -47,6 +47,13 @@ type Table[K comparable, V any] struct {
 	slab     []record // records allocated together
 	batch    uint64   // the first version a Batch writes, not yet published; 0 outside one
 	stamp    uint64   // the stamp a Batch publishes
+	// bare is the version in which the writer found no snapshot of an
+	// older one held: changed in place, it keeps nothing (bare.go).
+	// olderHeld says that the last look found one, when droppedSeen marks
+	// had gone.
+	bare        uint64
+	olderHeld   bool
+	droppedSeen uint64
 	// undo is what a Batch found in each slot it wrote: for readers of
 	// the published version, and to put back if the batch panics.
 	undo undoLog
@@ -447,21 +454,26 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	var kept *record
 	var page *pageCopy
-	paged := false
+	paged, bare := false, false
 	idx := s.index(m.arr.slots)
 	var thawed []*record
 	if w != 0 && w&verMask < ver {
-		if m.arr.frozen.Load() != nil {
+		frozen := m.arr.frozen.Load() != nil
+		if frozen {
 			var buf [4]*record
 			thawed = t.thaw(m.arr, w, buf[:0])
 		}
-		if st&statusMask == statusOpen && m.arr.copying(idx, ver) {
+		switch open := st&statusMask == statusOpen; {
+		case open && !frozen && t.bareAt(ver):
+			// In place, with no older snapshot held: nothing to keep.
+			bare = true
+		case open && m.arr.copying(idx, ver):
 			// In place, to a page that kept records for several
 			// Stores in this version: what the slot held is kept by
 			// a copy of its page, made once in the version.
 			paged = true
 			page = m.arr.copyPage(idx, ver, t.ptr)
-		} else {
+		default:
 			kept = t.record()
 			m.arr.room()
 		}
@@ -487,7 +499,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		t.settle()
 	}
 	if !inPlace {
-		page, paged = nil, false // a snapshot froze the version meanwhile: keep a record
+		page, paged, bare = nil, false, false // a snapshot froze the version meanwhile: keep a record
 	}
 	if w == 0 {
 		s.kp = kp // nobody reads it before the slot's word is set
@@ -515,7 +527,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 		m.arr.linkPage(idx, page)
 		t.keep(ver)
 	}
-	t.write(m.arr, s, tag, w, ver, r, del, kept, paged)
+	t.write(m.arr, s, tag, w, ver, r, del, kept, paged || bare)
 	if logging {
 		t.log.append(Entry[K]{ver, k}) // before a snapshot of ver can be taken
 	}
@@ -819,9 +831,9 @@ func (t *Table[K, V]) grow() *meta {
 //     word before sees it changed if it read the new value.
 //
 // The old value is kept first, in r if it is not nil, when s was written
-// in an older version, which a snapshot may hold, unless a copy of its
-// page keeps it (paged).
-func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del bool, r *record, paged bool) {
+// in an older version, which a snapshot may hold, unless skip says that a
+// copy of its page keeps it or that no snapshot can read it (bareAt).
+func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del bool, r *record, skip bool) {
 	nw := tag | ver
 	if del {
 		nw |= deleted
@@ -831,7 +843,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 		s.word.Store(nw)
 		return
 	}
-	if w&verMask < ver && t.batch == 0 && !paged {
+	if w&verMask < ver && t.batch == 0 && !skip {
 		if r == nil {
 			r = t.record()
 		}
@@ -968,11 +980,29 @@ type heldSnapshots struct {
 	// reader that read an older value at a version no mark of its own
 	// holds, and sees trims change, reads again.
 	trims atomic.Uint64
+	// dropped counts the marks that went, for the writer to tell that a
+	// snapshot it saw held may be gone (see bareAt).
+	dropped atomic.Uint64
 }
 
 type mark struct {
-	ver  uint64
-	gone atomic.Bool
+	ver     uint64
+	gone    atomic.Bool
+	dropped *atomic.Uint64 // the table's count of marks gone
+}
+
+// newMark returns a mark of version v for snapshot s, which the collector
+// drops once s is unreachable. It is not in the list yet: see add.
+func newMark[K comparable, V any](h *heldSnapshots, s *snapshot[K, V], v uint64) *mark {
+	mk := &mark{ver: v, dropped: &h.dropped}
+	runtime.AddCleanup(s, (*mark).drop, mk)
+	return mk
+}
+
+// drop marks the snapshot gone.
+func (m *mark) drop() {
+	m.gone.Store(true)
+	m.dropped.Add(1)
 }
 
 // add marks version v as held by a snapshot, and drops the marks of
@@ -1203,14 +1233,14 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 			continue // the stamp may be a later version's
 		}
 		s := &snapshot[K, V]{t: t, ver: v, stamp: stamp, arr: m.arr, size: int(m.size.Load())}
-		mk := &mark{ver: v}
-		runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
+		mk := newMark(&t.held, s, v)
 		t.held.add(mk)
 		if t.held.trims.Load() != trims {
-			// The writer began a trim after v was frozen, and may
-			// not have seen the mark: it may have dropped what v
+			// The writer began a trim after v was frozen, or found
+			// no older snapshot held (bareAt), and may not have seen
+			// the mark: it may have dropped, or not kept, what v
 			// reads.
-			mk.gone.Store(true)
+			mk.drop()
 			continue
 		}
 		t.last.Store(s)
@@ -1286,9 +1316,7 @@ func (t *Table[K, V]) settle() {
 		return
 	}
 	t.sealed, t.seals = nil, 0
-	mk := &mark{ver: s.ver}
-	runtime.AddCleanup(s, func(mk *mark) { mk.gone.Store(true) }, mk)
-	t.held.add(mk) // no trim runs meanwhile: the writer is the one that trims
+	t.held.add(newMark(&t.held, s, s.ver)) // no trim runs meanwhile: the writer is the one that trims
 }
 
 // Snapshot is a table at one version.
