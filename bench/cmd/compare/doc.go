@@ -15,9 +15,9 @@
 //
 // It builds each package's benchmark binary once and runs each scenario with
 // a fixed iteration count (-benchtime=Nx), smaller for the peer where it is
-// slow, so the whole suite takes a few minutes on a 2-core machine and every
-// run does the same work. Stores of values that allocate kilobytes, and
-// switchyard's latencies, run with -gccycles, which times whole
+// slow, so that every run does the same work; the whole suite takes eight
+// to nine minutes on a 2-core machine. Stores of values that allocate
+// kilobytes, and switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
 // that their figures include the collection their garbage causes
 // (bench/cycles_test.go says why).
