@@ -1,5 +1,7 @@
 package mvcc
 
+import "slices"
+
 // frozenBatch is what a Batch's undo log held when the batch ended while
 // a snapshot of a version before it was held: what each slot the batch
 // wrote held before, at the index of the version the batch gave the slot.
@@ -211,24 +213,35 @@ func (t *Table[K, V]) unfreeze(a *array, f *frozenBatch) {
 
 // settleFrozen drops the frozen batches of a whose entries are all dead,
 // and moves those of the others that hold more than freezeShare entries
-// for each live one into their lists first. Writer only.
+// for each live one into their lists first. A list with none to drop
+// stays as it is, and nothing is allocated: every batch that ends under a
+// held snapshot settles the list. Writer only.
 func (t *Table[K, V]) settleFrozen(a *array) {
 	fp := a.frozen.Load()
 	if fp == nil {
 		return
 	}
-	var keep []*frozenBatch
-	for _, f := range *fp {
+	list := *fp
+	i := slices.IndexFunc(list, (*frozenBatch).spent)
+	if i < 0 {
+		return
+	}
+	keep := make([]*frozenBatch, i, len(list)-1)
+	copy(keep, list[:i])
+	for _, f := range list[i:] {
 		switch {
-		case f.live == 0:
-		case f.live*freezeShare < len(f.olds):
-			t.unfreeze(a, f)
-		default:
+		case !f.spent():
 			keep = append(keep, f)
+		case f.live > 0:
+			t.unfreeze(a, f)
 		}
 	}
 	a.setFrozen(fp, keep)
 }
+
+// spent reports whether f holds more than freezeShare entries for each
+// live one, or none live: settleFrozen drops it.
+func (f *frozenBatch) spent() bool { return f.live*freezeShare < len(f.olds) || f.live == 0 }
 
 // setFrozen makes keep, what is left of the list fp, a's frozen batches.
 // Writer only.

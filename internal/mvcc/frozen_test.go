@@ -66,6 +66,42 @@ func TestFrozenBatchesServeOlderSnapshots(t *testing.T) {
 	waitFor(t, func() bool { tb.Trim(); return frozen() == 0 })
 }
 
+// TestSettlingFrozenBatchesWithNoneSpent checks that settling a list of
+// frozen batches none of which is to be dropped leaves the list as it is
+// and allocates nothing, as every batch that ends under a held snapshot
+// settles it.
+func TestSettlingFrozenBatchesWithNoneSpent(t *testing.T) {
+	const keys = 100
+	tb, first := filledAndHeld(keys, 1)
+	held := []Snapshot[int, uint64]{first}
+	for v := uint64(2); v <= 4; v++ {
+		tb.Batch(func(b Batch[int, uint64]) {
+			for i := range keys {
+				b.Store(i, v)
+			}
+		})
+		held = append(held, tb.Snapshot()) // reads what the next batch replaces
+	}
+	arr := tb.meta.Load().arr
+	fp := arr.frozen.Load()
+	if fp == nil || len(*fp) != 3 {
+		t.Fatalf("three batches, each under a snapshot held from before it, left frozen logs %v; want 3", fp)
+	}
+	if n := testing.AllocsPerRun(10, func() { tb.settleFrozen(arr) }); n != 0 {
+		t.Errorf("settling frozen batches with none to drop allocated %v times; want 0", n)
+	}
+	if arr.frozen.Load() != fp {
+		t.Error("settling frozen batches with none to drop replaced the list")
+	}
+	for j, s := range held {
+		for i := range keys {
+			if got, ok := s.Get(i); got != uint64(j+1) || !ok {
+				t.Fatalf("snapshot %d reads %d, %v at %d; want %d, true", j, got, ok, i, j+1)
+			}
+		}
+	}
+}
+
 // TestBatchWithoutHeldSnapshotsFreezesNothing checks that a batch that no
 // snapshot is held across leaves no frozen log, and keeps its undo log's
 // blocks for the next batch.
