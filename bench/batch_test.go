@@ -36,12 +36,12 @@ func BenchmarkBatch(b *testing.B) {
 func benchBatch(b *testing.B, lib string, held bool) {
 	keys, ring := keysFor(batchMap), ints.ring()
 	m := filled(lib, ints, batchMap)
-	first := ops(m, b.N*batchSize)
+	first := ops(m, 0)
 	bk, bv := make([]string, batchSize), make([]int, batchSize)
 
 	b.ReportAllocs()
-	b.ResetTimer()
-	for op := range b.N {
+	op := 0
+	for ; b.Loop(); op++ {
 		b.StopTimer()
 		for j := range batchSize {
 			i := first + op*batchSize + j
@@ -71,7 +71,7 @@ func benchBatch(b *testing.B, lib string, held bool) {
 			}
 		}
 	}
-	b.StopTimer()
+	ops(m, op*batchSize)
 	sinkState = watchable.State[string, int]{}
 	sinkSnapshot = mvcc.Snapshot[string, int]{}
 }

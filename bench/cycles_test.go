@@ -10,7 +10,7 @@ import (
 )
 
 var gcCyclesFlag = flag.Int("gccycles", 0,
-	"when above 0, BenchmarkStore and BenchmarkLatency time whole garbage-collection cycles: at least b.N Stores, from the end of one cycle to the end of the gccycles-th after it or later, and report ns/op, B/op and allocs/op per Store of that span")
+	"when above 0, BenchmarkStore and BenchmarkLatency time whole garbage-collection cycles: at least the -benchtime's Stores, from the end of one cycle to the end of the gccycles-th after it or later, and report ns/op, B/op and allocs/op per Store of that span")
 
 // Why whole cycles: a Store's cost includes collecting the garbage it
 // leaves, and the collector runs once per heap's worth of allocation.
@@ -49,25 +49,17 @@ func gcCount() uint64 {
 }
 
 // overCycles is the loop of a write benchmark on m under -gccycles: it
-// calls op with m's next write indexes (see ops), untimed until a collection cycle
-// ends, then timed until at least b.N writes are done and at least cycles
-// more cycles have ended, stopping where the last one ends. It reports the
-// span's time, bytes and allocations per write, which replace the per-b.N
-// figures of testing, and the span's writes and cycles, and reserves the
-// indexes it used on m, so that the next scenario's writes go on from there.
-//
-// A run with b.N of 1 is testing's probe before the real run (or
-// -benchtime 1x, which measures nothing useful here): it makes one plain
-// write rather than spending cycles on it.
+// calls op with m's next write indexes (see ops), untimed until a collection
+// cycle ends, then timed: the count b.Loop makes, then on until at least
+// cycles more cycles have ended, stopping where the last one ends. It
+// reports the span's time, bytes and allocations per write, which replace
+// the per-b.N figures of testing, and the span's writes and cycles, and
+// reserves the indexes it used on m, so that the next scenario's writes go
+// on from there.
 func overCycles(b *testing.B, m any, cycles int, op func(i int, timed bool)) {
 	first := ops(m, 0)
 	i := first
 	defer func() { ops(m, i-first) }()
-	if b.N == 1 {
-		op(i, true)
-		i++
-		return
-	}
 	began := time.Now()
 	run := func(timed bool, writes int) {
 		for range writes {
@@ -124,11 +116,17 @@ func overCycles(b *testing.B, m any, cycles int, op func(i int, timed bool)) {
 	runtime.ReadMemStats(&before)
 	b.ReportAllocs()
 	start, timed := gcCount(), i
-	b.ResetTimer()
-	for last := start; ; {
+	// b.Loop starts the clock (its first call resets it) and makes the
+	// count asked for; the span then goes on, polling, to a cycle's end.
+	for b.Loop() {
+		op(i, true)
+		i++
+	}
+	b.StartTimer()
+	for last := gcCount(); ; {
 		run(true, pollEvery)
 		c := gcCount()
-		if i-timed >= b.N && c >= start+uint64(cycles) && c != last {
+		if c >= start+uint64(cycles) && c != last {
 			break
 		}
 		last = c

@@ -53,9 +53,10 @@ func benchLatency[V any](b *testing.B, m kv[V], vk valueKind[V], n int) {
 	stop := subscribers(m, 1, w.check)
 	defer stop()
 	if *gcCyclesFlag > 0 {
-		// Sized for b.N; the span's writes past it grow the slice, about
-		// 16 bytes per write on the 2.5 kB of a k8s Store.
-		took := make([]time.Duration, 0, b.N)
+		// Sized for the count asked for; the span's writes past it grow
+		// the slice, about 16 bytes per write on the 2.5 kB of a k8s
+		// Store.
+		took := make([]time.Duration, 0, loopCount(1024))
 		overCycles(b, m, *gcCyclesFlag, func(i int, timed bool) {
 			start := time.Now()
 			k, v := w.value(i)
@@ -69,20 +70,20 @@ func benchLatency[V any](b *testing.B, m kv[V], vk valueKind[V], n int) {
 		reportPercentiles(b, took)
 		return
 	}
-	first := ops(m, b.N)
-	took := make([]time.Duration, b.N)
-
+	first := ops(m, 0)
+	took := make([]time.Duration, 0, loopCount(1024))
+	i := first
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
+	for b.Loop() {
 		start := time.Now()
-		k, v := w.value(first + i)
-		w.expect(first + i)
+		k, v := w.value(i)
+		w.expect(i)
 		m.Store(k, v)
 		w.wait(b)
-		took[i] = time.Since(start)
+		took = append(took, time.Since(start))
+		i++
 	}
-	b.StopTimer()
+	ops(m, i-first)
 	reportPercentiles(b, took)
 }
 

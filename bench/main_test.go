@@ -112,7 +112,9 @@ func dropFilled() {
 // write of a scenario stores ring[i%ringSize] at keys[i%n]; numbering the
 // writes to a reused map on from where the previous scenario stopped keeps
 // every write a change (see ringSize), where starting again at 0 would
-// store the values the keys already hold.
+// store the values the keys already hold. A b.Loop loop, which does not
+// know its count beforehand, takes the first with ops(m, 0) and reserves
+// what it wrote with ops(m, written) after it.
 func ops(m any, count int) int {
 	if filledMap.m != m {
 		return 0
@@ -140,6 +142,27 @@ func filled[V any](lib string, vk valueKind[V], n int) kv[V] {
 	fill(m, keysFor(n), vk)
 	filledMap.lib, filledMap.val, filledMap.n, filledMap.m, filledMap.next, filledMap.warm = lib, vk.name, n, m, 0, false
 	return m
+}
+
+// Why b.Loop: testing runs a b.N benchmark function twice for every
+// sample, once with b.N=1 to probe and then with the count asked for, and
+// forces a collection before each run. At a million Kubernetes-style
+// entries a collection marks 1.5 GB, over a second, and at a hundred
+// thousand the peer's subscribers copy the map again in every run's setup:
+// the probes cost the report about a minute. A function that loops with
+// b.Loop runs once a sample, its loop making the whole count. The
+// scenarios with a large map or a costly setup loop so.
+
+// loopCount returns the count a b.Loop loop will make when -test.benchtime
+// fixes one ("20000x"), or def when it gives a duration: for sizing what
+// the loop fills, which b.N does not say before the loop ends.
+func loopCount(def int) int {
+	if s, ok := strings.CutSuffix(flag.Lookup("test.benchtime").Value.String(), "x"); ok {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return def
 }
 
 // upTo returns the elements of ns that are at most limit.

@@ -66,13 +66,14 @@ func benchPhases[V any](b *testing.B, m kv[V], vk valueKind[V], n int) {
 	if *gcCyclesFlag > 0 {
 		overCycles(b, m, *gcCyclesFlag, step)
 	} else {
-		first := ops(m, b.N)
+		first := ops(m, 0)
+		i := first
 		b.ReportAllocs()
-		b.ResetTimer()
-		for j := range b.N {
-			step(first+j, true)
+		for b.Loop() {
+			step(i, true)
+			i++
 		}
-		b.StopTimer()
+		ops(m, i-first)
 	}
 	for _, p := range []struct {
 		unit string

@@ -24,12 +24,15 @@ func benchLoad[V any](b *testing.B, m kv[V], keys []string) {
 	// stopped, as Store's do, so that runs shorter than the map (200,000
 	// Loads from a million entries) do not all read the same keys, which
 	// the cache would then hold.
-	first := ops(m, b.N)
-	for i := first; i < first+b.N; i++ {
+	first := ops(m, 0)
+	i := first
+	for b.Loop() {
 		if _, ok := m.Load(keys[i%len(keys)]); !ok {
 			b.Fatalf("Load(%q) found nothing", keys[i%len(keys)])
 		}
+		i++
 	}
+	ops(m, i-first)
 }
 
 // BenchmarkLoadAll measures LoadAll (a deep copy of every entry) of a map of
@@ -38,7 +41,7 @@ func BenchmarkLoadAll(b *testing.B) {
 	ns := upTo(sizes(b), 100000)
 	forEachLib(b, func(b *testing.B, lib string) {
 		readMatrix(b, lib, services, ns, func(b *testing.B, m kv[*Service], keys []string) {
-			for range b.N {
+			for b.Loop() {
 				if got := m.LoadAll(); len(got) != len(keys) {
 					b.Fatalf("LoadAll returned %d entries, want %d", len(got), len(keys))
 				}
@@ -58,7 +61,7 @@ func BenchmarkState(b *testing.B) {
 			s := m.(interface {
 				State() watchable.State[string, *Service]
 			})
-			for range b.N {
+			for b.Loop() {
 				if got := s.State().Len(); got != len(keys) {
 					b.Fatalf("State has %d entries, want %d", got, len(keys))
 				}
@@ -119,10 +122,10 @@ func BenchmarkRange(b *testing.B) {
 	})
 }
 
-// rangeOver reads every entry of m b.N times.
+// rangeOver reads every entry of m once per iteration of b.Loop.
 func rangeOver(b *testing.B, m kv[int]) {
 	sum := 0
-	for range b.N {
+	for b.Loop() {
 		switch m := m.(type) {
 		case *ours[int]:
 			for _, v := range m.m.State().All() {

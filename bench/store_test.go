@@ -65,12 +65,12 @@ func benchStore[V any](b *testing.B, m kv[V], vk valueKind[V], n, s int) {
 		storeCycles(b, m, keys, ring, *gcCyclesFlag)
 		return
 	}
-	first := ops(m, b.N)
-
+	first := ops(m, 0)
+	i := first
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := first; i < first+b.N; i++ {
+	for b.Loop() {
 		m.Store(keys[i%n], ring[i%ringSize])
+		i++
 	}
-	b.StopTimer()
+	ops(m, i-first)
 }
