@@ -136,3 +136,38 @@ func TestShortQuotientsRunInRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeRunsAreTheMillionEntryPointerStores checks that the runs only
+// -large makes are exactly those measuring the Stores measuredLarge looks
+// for, so that a report says rightly whether it has them, and that suite
+// leaves them out without -large and keeps every other run.
+func TestLargeRunsAreTheMillionEntryPointerStores(t *testing.T) {
+	names := []string{
+		"BenchmarkStore/lib=switchyard/val=k8s/N=1000000/S=0",
+		"BenchmarkStore/lib=switchyard/val=proto/N=1000000/S=0",
+	}
+	for i, r := range plan {
+		measuresLarge := false
+		for _, name := range names {
+			measuresLarge = measuresLarge || (r.pkg == "" && measures(r, name))
+		}
+		if r.large != measuresLarge {
+			t.Errorf("plan run %d (%s, -sizes %q) is large: %v; want %v, whether it measures %v", i, r.bench, r.sizes, r.large, measuresLarge, names)
+		}
+	}
+	all, short := suite(true), suite(false)
+	if len(all) != len(plan)+len(soloPlan) {
+		t.Errorf("suite(true) has %d runs; want the plan's %d and soloPlan's %d", len(all), len(plan), len(soloPlan))
+	}
+	for _, r := range short {
+		if r.large {
+			t.Errorf("suite(false) runs %s, a large run", r.bench)
+		}
+	}
+	if want := len(all) - len(short); want < 2 {
+		t.Errorf("suite(false) leaves out %d runs; want the two large ones at least", want)
+	}
+	if len(runsOf("BenchmarkStore/lib=switchyard/val=int/N=1000000/S=0")) != 1 {
+		t.Error("the million-entry integer Stores are not measured by one run")
+	}
+}

@@ -38,8 +38,14 @@ func checkPoolable(runs []suiteRun) error {
 		}
 	}
 	first := runs[0]
+	large := func(r suiteRun) bool {
+		side, _ := splitByPkg(r.results, r.env.Side)
+		return measuredLarge(newTable(side))
+	}
 	for _, r := range runs[1:] {
 		switch {
+		case large(r) != large(first):
+			return fmt.Errorf("%s and %s differ in -large (one has the million-entry Kubernetes-style and proto Stores, the other not): judge together only runs of one suite", first.name, r.name)
 		case r.env.Commit != first.env.Commit:
 			return fmt.Errorf("%s ran commit %q and %s commit %q: judge together only runs of one commit", first.name, first.env.Commit, r.name, r.env.Commit)
 		case r.env.Side != first.env.Side:

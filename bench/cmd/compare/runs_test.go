@@ -32,11 +32,17 @@ func TestTally(t *testing.T) {
 // the floor's 1 ms, and returns its path.
 func writeRun(t *testing.T, dir, name string, batchNs int, e env) string {
 	t.Helper()
+	return writeRunOf(t, dir, name, batchNs, e, "")
+}
+
+// writeRunOf is writeRun with the lines more added to the run's output.
+func writeRunOf(t *testing.T, dir, name string, batchNs int, e env, more string) string {
+	t.Helper()
 	output := fmt.Sprintf(`pkg: github.com/switchyard-go/switchyard/bench
 BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   %d ns/op
 BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   1000000 ns/op
-PASS
-`, batchNs)
+%sPASS
+`, batchNs, more)
 	c := command{Pkg: "./bench", Line: "go test -run '^$' -bench '^BenchmarkBatch$' ./bench   # 5s"}
 	var w rawWriter
 	if err := w.ran([]byte(output), c); err != nil {
@@ -111,6 +117,7 @@ func TestFromRawRejectsRunsThatCannotBeJudgedTogether(t *testing.T) {
 	}{
 		{"another commit", writeRun(t, dir, "other.txt", 1500000, other), []string{"first.txt", "other.txt", "abc1234", "def5678", "one commit"}},
 		{"a quick run", writeRun(t, dir, "quick.txt", 1500000, quick), []string{"quick.txt", "-quick"}},
+		{"a -large run", writeRunOf(t, dir, "large.txt", 1500000, testEnv(), largeLine), []string{"first.txt", "large.txt", "-large"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +133,35 @@ func TestFromRawRejectsRunsThatCannotBeJudgedTogether(t *testing.T) {
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("fromRaw wrote a report anyway (stat: %v)", err)
+			}
+		})
+	}
+}
+
+// largeLine is a result only a -large run has.
+const largeLine = "BenchmarkStore/lib=switchyard/val=k8s/N=1000000/S=0-2   20000   5200 ns/op\n"
+
+// TestReportSaysWhetherItRanLarge checks the line under the report's title
+// that says whether the run had the million-entry rows of -large.
+func TestReportSaysWhetherItRanLarge(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, more, want, not string
+	}{
+		{"without", "", "**Without -large**, this run left out the Stores of Kubernetes-style and proto values at N=1,000,000", "with -large"},
+		{"with", largeLine, "This run measured everything, with -large: that includes the Stores of Kubernetes-style and proto values at N=1,000,000", "Without -large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, tt.name+".md")
+			if err := fromRaw([]string{writeRunOf(t, dir, tt.name+".txt", 1500000, testEnv(), tt.more)}, out); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), tt.want) || strings.Contains(string(data), tt.not) {
+				t.Errorf("the report does not say %q, or says %q:\n%s", tt.want, tt.not, data)
 			}
 		})
 	}
