@@ -27,8 +27,8 @@ type run struct {
 	skip      string // the -skip pattern: what bench selects but must not run
 	gcCycles  int    // the -gccycles of the side-by-side package: time whole collection cycles (bench/cycles_test.go)
 	// large marks the runs of Kubernetes-style and proto Stores at a
-	// million entries, which take three of the report's eight minutes:
-	// only -large runs them (see largeRows).
+	// million entries, which took three of the report's eight and a half
+	// minutes: only -large runs them (see largeRows).
 	large bool
 	// rounds, when more than one, runs the invocation that many times in
 	// turn, each taking count samples of every benchmark it selects: the
@@ -103,9 +103,8 @@ var plan = []run{
 	{bench: `^BenchmarkStore$/^lib=(switchyard|floor|peer)$/^val=k8s$//^S=[018]$`, skip: `^BenchmarkStore$/^lib=peer$///^S=[1-9]`, benchtime: "20000x", count: 1, sizes: large, gcCycles: 1, large: true},
 	// Proto messages at a million entries are for target 1 only, which
 	// compares with the peer: the floor would add a third fill of a
-	// million messages (about 12 s) to a report the issue wants under
-	// five minutes (it takes eight to nine: docs/design.md says where).
-	// One long sample: each sample costs two forced collections of the
+	// million messages (about 12 s). One long sample: before b.Loop (see
+	// bench/main_test.go) each sample cost two forced collections of the
 	// million messages (about 5 s) for a fraction of a second of Stores.
 	{bench: `^BenchmarkStore$/^lib=(switchyard|peer)$/^val=proto$//^S=0$`, benchtime: "60000x", count: 1, sizes: large, large: true},
 	{bench: `^BenchmarkBatch$`, benchtime: "20x", count: 3},
