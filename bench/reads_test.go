@@ -87,9 +87,8 @@ func BenchmarkRange(b *testing.B) {
 			for _, n := range ns {
 				b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 					// switchyard's map filled by one Store after another,
-					// made once for every run of fill=stores (testing runs
-					// each sample's function twice): a million Stores take
-					// over a second.
+					// made once for all the samples of fill=stores (-count):
+					// a million Stores take over a second.
 					var byStores kv[int]
 					defer func() {
 						if byStores != nil {
