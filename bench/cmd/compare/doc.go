@@ -15,11 +15,10 @@
 //
 // It builds each package's benchmark binary once and runs each scenario with
 // a fixed iteration count (-benchtime=Nx), smaller for the peer where it is
-// slow, so that every run does the same work. The suite takes four and a
-// half minutes on a 2-core machine; -large adds the Stores of
-// Kubernetes-style and proto values at a million entries (targets 1 and 3
-// at that size), about three minutes more, and docs/benchmarks.md is a
-// -large report. Without -large, the report says what it left out and
+// slow, so that every run does the same work. The suite takes about four
+// minutes on a 2-core machine; -large adds the Stores of Kubernetes-style
+// and proto values at a million entries (targets 1 and 3 at that size),
+// two and a half minutes more, and docs/benchmarks.md is a -large report. Without -large, the report says what it left out and
 // its targets list that size as not measured. Stores of values that allocate
 // kilobytes, and switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
