@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -30,13 +31,24 @@ const keyedMap = 10000
 // node per key. how=lazypart follows those partitions lazily instead: a
 // Partitions.Notify registration per subscriber, its signal pending, and
 // the partition's State it took last (Partitions.State, then
-// State.UpdatesSince, is its read). how=subset subscribes with SubscribeSubset and a predicate per
-// subscriber, which every Store asks of every subscriber: O(S). how=none
-// makes the same Stores (cycling over S keys) without any subscription: a
-// control, since cycling over more keys also makes the map's own part of a
-// Store meet colder memory, which has nothing to do with subscriptions. switchyard only: the peer's
-// per-subscriber goroutine and map copy make S in the thousands
-// impractical.
+// State.UpdatesSince, is its read). how=subset subscribes with
+// SubscribeSubset and a predicate per subscriber, which every Store asks
+// of every subscriber: O(S). how=none makes the same Stores (cycling over
+// S keys) without any subscription: a control, since cycling over more
+// keys also makes the map's own part of a Store meet colder memory, which
+// has nothing to do with subscriptions.
+// switchyard only: the peer's per-subscriber goroutine and map copy make S
+// in the thousands impractical.
+//
+// With S above one, each sample also times the same Stores with one
+// subscriber of the same kind, on a map of its own, in blocks of
+// pairedBlock Stores alternating with its own: ns/op is S's Stores alone,
+// and S1-ns/op the one subscriber's, taken over the same second. Target 6
+// divides the two. This machine runs at one speed for seconds and then at
+// about half of it, for everything alike (a Store without subscribers:
+// 70 or 130 ns), and the S=1 and S=10,000 samples a round takes seconds
+// apart fell in either: the quotient of those moved from 1.2 to 2.4 from
+// one round to the next with the code unchanged.
 func BenchmarkKeyedSubscribers(b *testing.B) {
 	lib := libNames[0]
 	b.Run("lib="+lib+"/val="+ints.name+fmt.Sprintf("/N=%d", keyedMap), func(b *testing.B) {
@@ -53,26 +65,89 @@ func BenchmarkKeyedSubscribers(b *testing.B) {
 	})
 }
 
+// pairedBlock is how many Stores one side of a paired sample makes before
+// the other takes its turn: a few hundred microseconds, short against the
+// seconds the machine keeps one speed, and long against the dozen cache
+// misses that bring the one subscriber's Stores back to their hot state
+// after the other side's turn (under a nanosecond a Store, well under 1%).
+const pairedBlock = 1000
+
 func benchKeyed(b *testing.B, how string, s int) {
 	keys := keysFor(keyedMap)
 	o := filled(libNames[0], ints, keyedMap).(*ours[int])
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	var one *ours[int] // the paired single subscriber's map, if S > 1
+	defer func() {
+		cancel()
+		// The next scenario reuses o: its Stores must not meet these
+		// subscriptions' removals, which context.AfterFunc runs in
+		// goroutines of their own.
+		settled(&o.m)
+		if one != nil {
+			settled(&one.m)
+		}
+	}()
+	held := keyedReaders(ctx, &o.m, how, s, keys)
+	if s > 1 {
+		one = &ours[int]{}
+		fill[int](one, keys, ints)
+		held = append(held, keyedReaders(ctx, &one.m, how, 1, keys)...)
+	}
+	// The subscriptions are tens of megabytes at S=10,000: a collection
+	// their allocation starts would otherwise mark them while the Stores
+	// run, which allocate nothing.
+	runtime.GC()
+	first := ops(o, 0)
+	i, j := first, 0
+	var spent [2]time.Duration
+	var made [2]int
+	side, n := 0, 0
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		// Values past the ring's, all different: every Store is a change.
+		if side == 0 {
+			o.Store(keys[i%s], ringSize+1+i)
+			i++
+		} else {
+			one.Store(keys[0], ringSize+1+j)
+			j++
+		}
+		if n++; n == pairedBlock && one != nil {
+			now := time.Now()
+			spent[side] += now.Sub(start)
+			made[side] += n
+			start, side, n = now, 1-side, 0
+		}
+	}
+	spent[side] += time.Since(start)
+	made[side] += n
+	ops(o, i-first)
+	if one != nil && made[0] > 0 && made[1] > 0 {
+		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(made[0]), "ns/op")
+		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(made[1]), "S1-ns/op")
+	}
+	runtime.KeepAlive(held)
+}
+
+// keyedReaders attaches s keyed readers of kind how to m, the i-th on
+// keys[i], and returns the States that the lazy ones hold.
+func keyedReaders(ctx context.Context, m *watchable.Map[string, int], how string, s int, keys []string) []watchable.State[string, int] {
 	var held []watchable.State[string, int]
 	var parts *watchable.Partitions[string, int, string]
 	if how == "part" || how == "lazypart" {
-		parts = watchable.PartitionBy(ctx, o.m.View(), func(k string, _ int) string { return k })
+		parts = watchable.PartitionBy(ctx, m.View(), func(k string, _ int) string { return k })
 	}
 	for i := range s {
 		switch how {
 		case "keys":
-			o.m.SubscribeKeys(ctx, keys[i])
+			m.SubscribeKeys(ctx, keys[i])
 		case "lazy":
 			// A lazy reader between reads: its registration, with its
 			// signal pending, and the State it took last.
 			ch := make(chan struct{}, 1)
-			o.m.NotifyKeys(ctx, ch, keys[i])
-			held = append(held, o.m.State())
+			m.NotifyKeys(ctx, ch, keys[i])
+			held = append(held, m.State())
 		case "part":
 			parts.Subscribe(ctx, keys[i])
 		case "lazypart":
@@ -82,17 +157,15 @@ func benchKeyed(b *testing.B, how string, s int) {
 			held = append(held, parts.State(keys[i]))
 		case "subset":
 			k := keys[i]
-			o.m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })
+			m.SubscribeSubset(ctx, func(key string, _ int) bool { return key == k })
 		}
 	}
-	first := ops(o, 0)
-	i := first
-	b.ReportAllocs()
-	for b.Loop() {
-		// Values past the ring's, all different: every Store is a change.
-		o.Store(keys[i%s], ringSize+1+i)
-		i++
+	return held
+}
+
+// settled returns once m has no subscriptions or registrations left.
+func settled(m *watchable.Map[string, int]) {
+	for m.Subscribers() > 0 || m.Notifiers() > 0 {
+		time.Sleep(time.Millisecond)
 	}
-	ops(o, i-first)
-	runtime.KeepAlive(held)
 }

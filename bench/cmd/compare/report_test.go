@@ -117,6 +117,27 @@ func TestReportShowsBlockedPeer(t *testing.T) {
 	}
 }
 
+// TestKeyedTableDividesByThePairedFigure checks that the keyed table's
+// ÷ S=1 divides a sample's Stores by the one subscriber's it took
+// alongside, where the scenario has them, and by the S=1 run otherwise.
+func TestKeyedTableDividesByThePairedFigure(t *testing.T) {
+	const base = "BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how="
+	tb := mustParse(t, base+"keys/S=1-2 100 100 ns/op 0 B/op 0 allocs/op\n"+
+		base+"keys/S=10000-2 100 300 ns/op 150 S1-ns/op 0 B/op 0 allocs/op\n"+
+		base+"none/S=1-2 100 50 ns/op 0 B/op 0 allocs/op\n"+
+		base+"none/S=10000-2 100 60 ns/op 0 B/op 0 allocs/op\n")
+	var b bytes.Buffer
+	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
+	for _, want := range []string{
+		"| int, N=10000, how=keys, S=10000 | 300 ns | 150 ns | 0 B | 0 | 2.00× |",
+		"| int, N=10000, how=none, S=10000 | 60.0 ns | — | 0 B | 0 | 1.20× |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks the row %q:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		v    float64
@@ -304,6 +325,13 @@ func TestKeyedTarget(t *testing.T) {
 				"a lazy partition reader each (Partitions.Notify, Partitions.State): S=1,000 ÷ S=1 1.05×, S=10,000 ÷ S=1 1.30×"},
 		{base + "lazy/S=1-2 100 100 ns/op\n" + base + "lazy/S=10000-2 100 160 ns/op\n",
 			"MISS: lazy keyed reader (NotifyKeys, State.KeyUpdatesSince): S=10,000 ÷ S=1 1.60×; not measured: S=1,000 ÷ S=1"},
+		// Samples that took the one subscriber's Stores alongside their
+		// own are divided by those, not by the S=1 run.
+		{base + "keys/S=1-2 100 100 ns/op\n" +
+			base + "keys/S=1000-2 100 240 ns/op 200 S1-ns/op\n" +
+			base + "keys/S=10000-2 100 300 ns/op 150 S1-ns/op\n" +
+			base + "keys/S=10000-2 100 330 ns/op 300 S1-ns/op\n",
+			"PASS, within noise: SubscribeKeys channel: S=1,000 ÷ S=1 1.20×, S=10,000 ÷ S=1 1.40× (1.10–2.00)"},
 	}
 	for _, tt := range tests {
 		tg := keyedTarget(mustParse(t, tt.input))
