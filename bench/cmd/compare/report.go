@@ -879,7 +879,8 @@ func writeTargets(w io.Writer, t *table, others []otherRun) {
 		"invocation of the benchmarks, seconds apart, because the machine's speed drifts over minutes (plan_test.go "+
 		"in bench/cmd/compare checks the plan for it); for targets 5, 6 and 7a, whose samples last a fraction of a second, "+
 		"from five rounds of one invocation, each taking one sample of both figures, so that a block of samples of one "+
-		"figure cannot fall in a faster minute than the block of the other. The sections below give the figures themselves. "+
+		"figure cannot fall in a faster minute than the block of the other. Target 6 pairs them closer still: each of its "+
+		"samples makes both figures' Stores, in blocks of 1,000 taking turns (see Keyed subscriptions below). The sections below give the figures themselves. "+
 		"In parentheses, where both figures have several samples: the lowest and the highest quotient of the samples "+
 		"paired in the order they ran (first with first, and so on), which shows how far the figure moved within "+
 		"this run. A verdict is taken on the quotient of medians; where the range spans the limit, another run can "+
