@@ -57,8 +57,7 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 	}
 	if m.keys == nil {
 		x := &keyIndex[K, V]{}
-		m.keys = x
-		m.routers = append(m.routers, &router[K, V]{
+		r := &router[K, V]{
 			prepare:     func([]change[K, V]) {},
 			moves:       func([]change[K, V]) bool { return false },
 			tell:        x.tell,
@@ -67,7 +66,16 @@ func (m *Map[K, V]) SubscribeKeys(ctx context.Context, keys ...K) <-chan Snapsho
 			subscribers: func() int { return len(x.all) },
 			notifiers:   func() int { return 0 },
 			closeAll:    x.closeAll,
-		})
+		}
+		// The index leaves the map with its last subscription, so that a
+		// map whose keyed subscribers have all gone writes as one that
+		// never had any.
+		x.empty = func() {
+			m.keys = nil
+			m.dropRouter(r)
+		}
+		m.keys = x
+		m.routers = append(m.routers, r)
 	}
 	s := &subscription[K, V]{m: m, ch: ch, filtered: true}
 	own := distinct(keys)
@@ -92,6 +100,7 @@ type keyIndex[K comparable, V any] struct {
 	readers keyReaders[K, *subscription[K, V]]
 	all     []*subscription[K, V] // each once; s.pos is its index here
 	touched []*subscription[K, V] // tell's scratch space
+	empty   func()                // called when the last subscription leaves
 }
 
 func (x *keyIndex[K, V]) add(s *subscription[K, V], keys []K) {
@@ -105,6 +114,9 @@ func (x *keyIndex[K, V]) remove(s *subscription[K, V], keys []K) {
 	x.all = cut(x.all, s.pos)
 	if s.pos < len(x.all) {
 		x.all[s.pos].pos = s.pos
+	}
+	if len(x.all) == 0 {
+		x.empty()
 	}
 }
 

@@ -1,6 +1,7 @@
 package watchable
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -291,6 +292,11 @@ func (m *Map[K, V]) watched() bool {
 		}
 	}
 	return false
+}
+
+// dropRouter removes r from the routers that writes consult. m.mu is held.
+func (m *Map[K, V]) dropRouter(r *router[K, V]) {
+	m.routers = slices.DeleteFunc(m.routers, func(x *router[K, V]) bool { return x == r })
 }
 
 // signal wakes every Notify channel. m.mu is held.

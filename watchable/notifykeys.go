@@ -32,8 +32,7 @@ func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 	}
 	if m.keyNotes == nil {
 		x := &keyNotifiers[K]{}
-		m.keyNotes = x
-		m.routers = append(m.routers, &router[K, V]{
+		r := &router[K, V]{
 			prepare:     func([]change[K, V]) {},
 			moves:       func([]change[K, V]) bool { return false },
 			tell:        func(changes []change[K, V], _ uint64) { tellKeyNotifiers(x, changes) },
@@ -42,7 +41,15 @@ func (m *Map[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 			subscribers: func() int { return 0 },
 			notifiers:   func() int { return len(x.all) },
 			closeAll:    x.closeAll,
-		})
+		}
+		// The index leaves the map with its last registration (see
+		// SubscribeKeys).
+		x.empty = func() {
+			m.keyNotes = nil
+			m.dropRouter(r)
+		}
+		m.keyNotes = x
+		m.routers = append(m.routers, r)
 	}
 	r := &keyNotifier[K]{ch: ch, keys: distinct(keys)}
 	x := m.keyNotes
@@ -68,6 +75,9 @@ func (v View[K, V]) NotifyKeys(ctx context.Context, ch chan<- struct{}, keys ...
 type keyNotifiers[K comparable] struct {
 	readers keyReaders[K, chan<- struct{}]
 	all     []*keyNotifier[K] // each once; r.pos is its index here
+	// empty is called when the last registration leaves; nil for a
+	// partition's, which stay with their Partitions.
+	empty func()
 }
 
 // keyNotifier is one NotifyKeys registration.
@@ -93,6 +103,9 @@ func (x *keyNotifiers[K]) remove(r *keyNotifier[K]) {
 		x.all[r.pos].pos = r.pos
 	}
 	r.pos = -1
+	if len(x.all) == 0 && x.empty != nil {
+		x.empty()
+	}
 }
 
 // tellKeyNotifiers signals the channels of the keys that changes change.

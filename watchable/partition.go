@@ -2,7 +2,6 @@ package watchable
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
@@ -98,7 +97,7 @@ func PartitionBy[K comparable, V any, P comparable](ctx context.Context, v View[
 		if p.closed {
 			return // the map was closed first
 		}
-		m.routers = slices.DeleteFunc(m.routers, func(x *router[K, V]) bool { return x == r })
+		m.dropRouter(r)
 		p.closeAll()
 	})
 	return p
