@@ -18,8 +18,10 @@
 // slow, so that every run does the same work. The suite takes about four
 // minutes on a 2-core machine; -large adds the Stores of Kubernetes-style
 // and proto values at a million entries (targets 1 and 3 at that size),
-// two and a half minutes more, and docs/benchmarks.md is a -large report. Without -large, the report says what it left out and
-// its targets list that size as not measured. Stores of values that allocate
+// about two and a half minutes more, and docs/benchmarks.md is a -large
+// report (its three runs of round thirty-nine took 3m42s-4m21s in all, on
+// a fast day). Without -large, the report says what it left out and its
+// targets list that size as not measured. Stores of values that allocate
 // kilobytes, and switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
 // that their figures include the collection their garbage causes

@@ -127,9 +127,9 @@ var plan = []run{
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=10000$`, benchtime: "200x", count: 1},
 	{bench: `^BenchmarkLatency$/^lib=peer$//^N=100000$`, benchtime: "20x", count: 1},
 	// With 1,000 subset subscribers a Store asks 1,000 predicates, tens
-	// of microseconds: at the keyed runs' 200,000 Stores a sample, those
-	// five samples took 27 of the line's 33 s. The subset runs apart,
-	// shorter; its figures are divided only by each other.
+	// of microseconds: at the keyed runs' Stores a sample (200,000 then),
+	// those five samples took 27 of the line's 33 s. The subset runs
+	// apart, shorter; its figures are divided only by each other.
 	// Target 6 divides S=10,000 by S=1, both taken in each sample (see
 	// bench/keyed_test.go), whose Stores go half to each; in rounds, as the
 	// idle subscriber below.
