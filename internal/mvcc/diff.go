@@ -127,7 +127,7 @@ func (d *differ[K, V]) run() {
 			}
 			continue
 		}
-		is, has, _, ver := b.t.at(b.arr, sl, w, b.ver)
+		is, has, _, ver := b.t.heldAt(b.arr, sl, w, b.ver)
 		if d.same && ver == 0 || !d.same && !has {
 			continue
 		}
@@ -137,7 +137,7 @@ func (d *differ[K, V]) run() {
 		switch {
 		case a.snapshot == nil:
 		case sameArr:
-			was, had, _, _ = a.t.at(a.arr, sl, w, a.ver)
+			was, had, _, _ = a.t.heldAt(a.arr, sl, w, a.ver)
 		default:
 			was, had, _ = a.lookup(k)
 		}
@@ -161,7 +161,7 @@ func (d *differ[K, V]) run() {
 		if w == 0 {
 			continue
 		}
-		was, had, _, _ := a.t.at(a.arr, sl, w, a.ver)
+		was, had, _, _ := a.t.heldAt(a.arr, sl, w, a.ver)
 		if !had {
 			continue
 		}

@@ -18,7 +18,12 @@
 // bytes; a value of one word (a pointer, or a 64-bit integer or float) is
 // kept in the slot; any other key or value is kept as a copy of its own,
 // allocated when it is stored. Older values that snapshots may still read
-// are kept beside the slots, in lists by slot (history.go). A Store
+// are listed beside the slots, in lists by slot (history.go); when they are
+// pointers, the values themselves are in keep blocks that the snapshots
+// own and the lists reach only weakly (keepblock.go), so that a value
+// replaced under a snapshot dies with the last snapshot that could read
+// it, in the collection that finds that snapshot gone, rather than after
+// the trim that follows. A Store
 // overwrites the slot in place while no snapshot holds the current
 // version, as the trie's Live map changed nodes in place, and otherwise
 // writes into the next version; either way, when the slot was written in

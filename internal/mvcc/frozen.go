@@ -180,7 +180,7 @@ func (t *Table[K, V]) fromFrozen(f *frozenBatch, x uint64, r *record) *record {
 	if o.ver&deleted != 0 {
 		r.ver |= gone
 	}
-	storeRaw(&r.v, loadRaw(&o.v, t.ptr), t.ptr)
+	t.keepValue(r, loadRaw(&o.v, t.ptr))
 	return r
 }
 
@@ -198,7 +198,7 @@ func (t *Table[K, V]) unfreeze(a *array, f *frozenBatch) {
 		if len(recs) == 0 {
 			// In blocks: one record a snapshot holds keeps its block
 			// alive.
-			recs = newRecords(min(f.live, 256), t.ptr)
+			recs = make([]record, min(f.live, 256)) // a pointer's value is in a keep block
 		}
 		r := t.fromFrozen(f, x, &recs[0])
 		recs = recs[1:]

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 )
 
 // array is a slot array and the older values of its slots. The older
@@ -52,8 +53,11 @@ func newHistory(n int) *history {
 // slot's version.
 type record struct {
 	ver   uint64                 // | gone
-	v     uint64                 // the value's word, as a slot's v (a pointer in a pointerRecord)
+	v     uint64                 // the value's word, as a slot's v (a pointer in a pointerRecord); in a slot's list of a table of pointers, its index in block
 	older atomic.Pointer[record] // cut by the writer while readers walk it
+	// block is the keep block that holds the value, in a slot's list of
+	// a table whose values are pointers (keepblock.go).
+	block weak.Pointer[keepBlock]
 }
 
 // pointerRecord is record with v typed as the pointer it holds, as
@@ -62,6 +66,7 @@ type pointerRecord struct {
 	ver   uint64
 	v     unsafe.Pointer
 	older atomic.Pointer[record]
+	block weak.Pointer[keepBlock]
 }
 
 // newRecords allocates n records; ptr says whether their values are

@@ -359,7 +359,7 @@ func (c *Cursor[K, V]) Changes(from, to Snapshot[K, V], fn func(k K, v V, ok boo
 		if w == 0 {
 			continue
 		}
-		v, ok, _, ver := to.t.at(to.arr, sl, w, to.ver)
+		v, ok, _, ver := to.t.heldAt(to.arr, sl, w, to.ver)
 		if k := key[K](sl, w); !(ver <= fromVer || ver < lastVer || ver == lastVer && c.run.has(ver, k)) {
 			give(k, v, ok) // not unchanged, nor given from the log
 		}

@@ -43,10 +43,11 @@ type Table[K comparable, V any] struct {
 	lastHeld []uint64
 	left     int
 	keptAt   []uint64
-	trimAt   int      // kept at which the writer trims
-	slab     []record // records allocated together
-	batch    uint64   // the first version a Batch writes, not yet published; 0 outside one
-	stamp    uint64   // the stamp a Batch publishes
+	trimAt   int        // kept at which the writer trims
+	slab     []record   // records allocated together
+	blocks   keepBlocks // the older values of a table of pointers
+	batch    uint64     // the first version a Batch writes, not yet published; 0 outside one
+	stamp    uint64     // the stamp a Batch publishes
 	// bare is the version in which the writer found no snapshot of an
 	// older one held: changed in place, it keeps nothing (bare.go).
 	// olderHeld says that the last look found one, when droppedSeen marks
@@ -147,6 +148,9 @@ func (t *Table[K, V]) init(capacity int) {
 	t.log.tail.Store(t.log.head)
 	t.log.blocks, t.log.limit = 1, 4
 	t.meta.Store(&meta{born: 0, arr: newArray(slotsFor(capacity), t.ptr)})
+	if t.ptr {
+		t.blocks.start()
+	}
 	t.state.Store(1 << statusShift) // open: a frozen version 0 is frozen for good
 }
 
@@ -265,10 +269,11 @@ func (t *Table[K, V]) Load(k K) (V, bool) {
 		if r, ok := t.current(s, w, v); ok {
 			return t.fromRaw(r), true
 		}
-		r, ok, old, _ := t.at(m.arr, s, w, v)
+		r, ok, old, ver := t.at(m.arr, s, w, v)
 		// An older value read from a list is good unless the writer
-		// trimmed meanwhile: no snapshot of the Load's own holds v.
-		if !old || t.held.trims.Load() == trims {
+		// trimmed meanwhile, or its keep block is gone: no snapshot of
+		// the Load's own holds v.
+		if !old || ver != lostVer && t.held.trims.Load() == trims {
 			return t.fromRaw(r), ok
 		}
 	}
@@ -556,6 +561,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	if t.trimDue() {
 		t.trim(t.kept <= t.trimAt)
 	}
+	t.blocks.settle()
 }
 
 // batchSet is set inside a Batch. The first write to a slot in the batch
@@ -671,6 +677,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 		}
 		t.last.Store(nil)
 		t.endBatch(before.arr)
+		t.blocks.settle()
 	}()
 	fn(Batch[K, V]{t})
 	done = true
@@ -755,6 +762,7 @@ func (t *Table[K, V]) abort(before *meta, n, used int, cur, v uint64) {
 	t.state.Store(v << statusShift)
 	t.last.Store(nil)
 	t.endBatch(before.arr)
+	t.blocks.settle()
 }
 
 // Batch is a batch of Stores and Deletes under way (Table.Batch).
@@ -848,7 +856,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 			r = t.record()
 		}
 		r.ver = w & verMask
-		storeRaw(&r.v, loadRaw(&s.v, t.ptr), t.ptr)
+		t.keepValue(r, loadRaw(&s.v, t.ptr))
 		if w&deleted != 0 {
 			r.ver |= gone
 		}
@@ -870,11 +878,24 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 // zero the values of those they unlink).
 func (t *Table[K, V]) record() *record {
 	if len(t.slab) == 0 {
-		t.slab = newRecords(64, t.ptr)
+		t.slab = make([]record, 64) // a pointer's value is in a keep block
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
 	return r
+}
+
+// lostVer is the version at gives for a value that is gone.
+const lostVer = ^uint64(0)
+
+// heldAt is at for a reader that holds a snapshot of version at, which
+// keeps every value it reads: one that is gone is a bug of the table.
+func (t *Table[K, V]) heldAt(a *array, sl *slot, w, at uint64) (val raw, ok, older bool, ver uint64) {
+	val, ok, older, ver = t.at(a, sl, w, at)
+	if ver == lostVer {
+		panic("mvcc: an older value a held snapshot reads is gone")
+	}
+	return val, ok, older, ver
 }
 
 // current is at's common case, small enough to inline into readers: the
@@ -892,7 +913,9 @@ func (t *Table[K, V]) current(sl *slot, w, at uint64) (val raw, ok bool) {
 // at returns the value at version at of the key in sl, whose word find saw
 // as w; whether it came from the older values (the Batch's undo log, a
 // frozen batch's, the slot's records, its page's copies); and the version
-// that wrote it, or deleted the key (0 if the key came later).
+// that wrote it, or deleted the key (0 if the key came later). The version
+// is lostVer if the value is a record's whose keep block is gone: no
+// snapshot held reads version at, and the caller, a Load, reads again.
 func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older bool, ver uint64) {
 	for w != 0 {
 		ver := w & verMask
@@ -933,7 +956,11 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 					if r.ver&gone != 0 {
 						return val, false, true, rv
 					}
-					return loadRaw(&r.v, t.ptr), true, true, rv
+					v, ok := t.keptValue(r)
+					if !ok {
+						return val, false, true, lostVer
+					}
+					return v, true, true, rv
 				}
 			}
 			if inPage {
@@ -1089,6 +1116,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		t.lastHeld = append(t.lastHeld[:0], vers...)
 		t.left += t.kept
 		t.kept, t.keptAt, t.trimAt = 0, t.keptAt[:0], max(1024, t.n/4, t.left)
+		t.blocks.relink() // forget the blocks the last trim left empty
 		return
 	}
 	t.lastHeld = append(t.lastHeld[:0], vers...)
@@ -1111,8 +1139,10 @@ func (t *Table[K, V]) trim(periodic bool) {
 		a.pages.Store(nil)
 		a.frozen.Store(nil)
 		// The block the next records come from holds some of those
-		// dropped, with their values: let go of it too.
+		// dropped, with their values: let go of it too, and of the
+		// keep blocks.
 		t.slab = nil
+		t.blocks.forget()
 		t.kept, t.left, t.trimAt = 0, 0, max(1024, t.n/4)
 		return
 	}
@@ -1142,11 +1172,12 @@ func (t *Table[K, V]) trim(periodic bool) {
 			// held version reads r, and the value before it is
 			// read by the versions it was read by.
 			link.Store(r.older.Load())
-			storeRaw(&r.v, raw{}, t.ptr) // its block of records may outlive it
+			t.dropValue(r) // its block of records may outlive it
 		}
 	}
 	left += a.trimPages(readBy)
 	left += a.trimFrozen(readBy)
+	t.blocks.relink()
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
@@ -1229,10 +1260,13 @@ func (t *Table[K, V]) Snapshot() Snapshot[K, V] {
 			afterFreeze()
 		}
 		stamp := t.stamps[v&1].Load()
+		// The anchor moves on only once a change is done: while v is
+		// still current after this load, it is v's or an older one.
+		keep := t.blocks.anchor.Load()
 		if t.state.Load()>>statusShift != v {
-			continue // the stamp may be a later version's
+			continue // the stamp, or the anchor, may be a later version's
 		}
-		s := &snapshot[K, V]{t: t, ver: v, stamp: stamp, arr: m.arr, size: int(m.size.Load())}
+		s := &snapshot[K, V]{t: t, ver: v, stamp: stamp, arr: m.arr, size: int(m.size.Load()), keep: keep}
 		mk := newMark(&t.held, s, v)
 		t.held.add(mk)
 		if t.held.trims.Load() != trims {
@@ -1276,7 +1310,7 @@ func (t *Table[K, V]) Seal() Snapshot[K, V] {
 		s = new(snapshot[K, V])
 	}
 	t.spare = nil
-	*s = snapshot[K, V]{t: t, ver: v, stamp: t.stamps[v&1].Load(), arr: m.arr, size: int(m.size.Load())}
+	*s = snapshot[K, V]{t: t, ver: v, stamp: t.stamps[v&1].Load(), arr: m.arr, size: int(m.size.Load()), keep: t.blocks.cur}
 	if !t.state.CompareAndSwap(st, st|statusSealed) {
 		// A reader froze it meanwhile: hold s as a reader would.
 		t.spare = s
@@ -1303,6 +1337,7 @@ func (t *Table[K, V]) Unseal(s Snapshot[K, V]) bool {
 	if st&statusMask != statusSealed || !t.state.CompareAndSwap(st, st&^statusMask) {
 		return false // a reader froze the version: settle marks s held
 	}
+	s.keep = nil // a spare holds no older values
 	t.sealed, t.spare = nil, s.snapshot
 	return true
 }
@@ -1328,6 +1363,10 @@ type snapshot[K comparable, V any] struct {
 	stamp uint64
 	arr   *array
 	size  int
+	// keep is the keep block of the table's anchor when the version
+	// was current, from which the snapshot reaches the older values it
+	// reads (keepblock.go).
+	keep *keepBlock
 }
 
 // Version is the snapshot's version.
@@ -1361,7 +1400,7 @@ func (s Snapshot[K, V]) lookup(k K) (raw, bool, uint64) {
 		runtime.KeepAlive(s.snapshot)
 		return r, true, w & verMask
 	}
-	r, ok, _, ver := s.t.at(s.arr, sl, w, s.ver)
+	r, ok, _, ver := s.t.heldAt(s.arr, sl, w, s.ver)
 	runtime.KeepAlive(s.snapshot)
 	return r, ok, ver
 }
@@ -1377,7 +1416,7 @@ func (s Snapshot[K, V]) All(yield func(K, V) bool) {
 		}
 		r, ok := s.t.current(sl, w, s.ver)
 		if !ok {
-			r, ok, _, _ = s.t.at(s.arr, sl, w, s.ver)
+			r, ok, _, _ = s.t.heldAt(s.arr, sl, w, s.ver)
 		}
 		if ok && !yield(key[K](sl, w), s.t.fromRaw(r)) {
 			break

@@ -1,0 +1,97 @@
+package mvcc
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestKeptValuesDieWithTheirSnapshots checks that an older value that only
+// snapshots read is freed once they are unreachable, by the collector
+// alone: no trim, no later write. A subscriber that keeps up takes a
+// snapshot at every Store; had the table kept the values it replaced
+// until its next trim, each would have outlived its snapshots by a whole
+// collection cycle. Only the current keep block, which the table holds,
+// may keep some until then.
+func TestKeptValuesDieWithTheirSnapshots(t *testing.T) {
+	const stores = 1000
+	var freed atomic.Int32
+	tb := New[int, *payload](0)
+	tb.Store(0, newPayload(0, &freed))
+	for i := 1; i <= stores; i++ {
+		s := tb.Snapshot()
+		tb.Store(0, newPayload(uint64(i), &freed))
+		if v, ok := s.Get(0); !ok || !v.intact(uint64(i-1)) {
+			t.Fatalf("the snapshot before store %d reads %v, %v; want the value of %d, intact", i, v, ok, i-1)
+		}
+	}
+	if tb.kept != stores || tb.History() != stores {
+		t.Fatalf("kept %d and %d in the lists; want %d, untrimmed, for the test to mean anything", tb.kept, tb.History(), stores)
+	}
+	// Every value but the last was replaced, and its snapshot let go of.
+	want := int32(stores - keepBlockLen)
+	deadline := time.Now().Add(2 * time.Second)
+	for freed.Load() < want && time.Now().Before(deadline) {
+		collect()
+	}
+	if n := freed.Load(); n < want {
+		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, stores, want)
+	}
+	if v, ok := tb.Load(0); !ok || !v.intact(stores) {
+		t.Fatalf("Load reads %v, %v; want the value of %d, intact", v, ok, stores)
+	}
+}
+
+// TestKeepBlocksOfDroppedValuesGo checks that a snapshot held for long
+// keeps alive the values it reads, and not every keep block made since:
+// the trims drop the values nobody reads, and relink chains the blocks
+// past those left empty.
+func TestKeepBlocksOfDroppedValuesGo(t *testing.T) {
+	const keys, stores = 10, 50_000
+	tb := New[int, *payload](0)
+	for k := range keys {
+		tb.Store(k, newPayload(uint64(k), nil))
+	}
+	old := tb.Snapshot()
+	made := 0
+	for i := range stores {
+		s := tb.Snapshot() // as a subscriber that keeps up
+		if tb.blocks.used == keepBlockLen {
+			made++
+		}
+		tb.Store(i%keys, newPayload(uint64(keys+i), nil))
+		runtime.KeepAlive(s)
+	}
+	// A trim drops what the snapshots let go of read, once their
+	// cleanups ran; the next, after a collection, forgets the blocks
+	// gone.
+	deadline := time.Now().Add(2 * time.Second)
+	for alive(tb) > 8 && time.Now().Before(deadline) {
+		tb.Trim()
+		collect()
+	}
+	if made < stores/keepBlockLen/2 {
+		t.Fatalf("made %d keep blocks; want about %d, for the test to mean anything", made, stores/keepBlockLen)
+	}
+	if n := alive(tb); n > 8 {
+		t.Fatalf("%d keep blocks are alive of %d made, with one snapshot held; want a few", n, made)
+	}
+	for k := range keys {
+		if v, ok := old.Get(k); !ok || !v.intact(uint64(k)) {
+			t.Fatalf("the held snapshot reads %v, %v for %d; want its value, intact", v, ok, k)
+		}
+	}
+}
+
+// alive is the number of keep blocks of tb that the collector has not
+// found unreachable.
+func alive[K comparable, V any](tb *Table[K, V]) int {
+	n := 0
+	for _, b := range tb.blocks.all {
+		if b.Value() != nil {
+			n++
+		}
+	}
+	return n
+}
