@@ -198,7 +198,7 @@ func (t *Table[K, V]) unfreeze(a *array, f *frozenBatch) {
 		if len(recs) == 0 {
 			// In blocks: one record a snapshot holds keeps its block
 			// alive.
-			recs = make([]record, min(f.live, 256)) // a pointer's value is in a keep block
+			recs = newListRecords(min(f.live, 256), t.ptr)
 		}
 		r := t.fromFrozen(f, x, &recs[0])
 		recs = recs[1:]

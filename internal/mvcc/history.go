@@ -4,7 +4,6 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
-	"weak"
 )
 
 // array is a slot array and the older values of its slots. The older
@@ -52,12 +51,9 @@ func newHistory(n int) *history {
 // record is a value a slot held before, for the snapshots older than the
 // slot's version.
 type record struct {
-	ver   uint64                 // | gone
-	v     uint64                 // the value's word, as a slot's v (a pointer in a pointerRecord); in a slot's list of a table of pointers, its index in block
+	ver   uint64                 // | gone (| the value's index in its keep block: see keptRecord)
+	v     uint64                 // the value's word, as a slot's v (a pointer in a pointerRecord; its keep block in a keptRecord)
 	older atomic.Pointer[record] // cut by the writer while readers walk it
-	// block is the keep block that holds the value, in a slot's list of
-	// a table whose values are pointers (keepblock.go).
-	block weak.Pointer[keepBlock]
 }
 
 // pointerRecord is record with v typed as the pointer it holds, as
@@ -66,7 +62,6 @@ type pointerRecord struct {
 	ver   uint64
 	v     unsafe.Pointer
 	older atomic.Pointer[record]
-	block weak.Pointer[keepBlock]
 }
 
 // newRecords allocates n records; ptr says whether their values are

@@ -87,7 +87,34 @@ func (k *keepBlocks) settle() {
 	}
 }
 
-// keepValue puts v, an older value of a slot, in r. Writer only.
+// keptRecord is record as a slot's list of a table of pointers has it:
+// its v is the keep block of the value, which it holds weakly, and the
+// value's index in the block is in bits of ver that a record's version
+// leaves free.
+type keptRecord struct {
+	ver   uint64
+	block weak.Pointer[keepBlock]
+	older atomic.Pointer[record]
+}
+
+// keptShift is where a keptRecord's ver keeps the index of its value,
+// above the version and below gone.
+const keptShift = 56
+
+const _ = uint(1<<(63-keptShift) - keepBlockLen) // the index fits below gone
+
+// newListRecords allocates n records for slots' lists; ptr says whether
+// the table's values are pointers, which keep blocks hold.
+func newListRecords(n int, ptr bool) []record {
+	if !ptr {
+		return make([]record, n)
+	}
+	r := make([]keptRecord, n)
+	return unsafe.Slice((*record)(unsafe.Pointer(unsafe.SliceData(r))), n)
+}
+
+// keepValue puts v, an older value of a slot, in r, a record of the
+// slot's list whose ver is set. Writer only, before r is listed.
 func (t *Table[K, V]) keepValue(r *record, v raw) {
 	if !t.ptr {
 		storeRaw(&r.v, v, false)
@@ -99,8 +126,15 @@ func (t *Table[K, V]) keepValue(r *record, v raw) {
 	}
 	atomic.StorePointer(&k.cur.v[k.used], v.p)
 	k.cur.live++
-	r.block, r.v = k.ref, uint64(k.used)
+	(*keptRecord)(unsafe.Pointer(r)).block = k.ref
+	r.ver |= uint64(k.used) << keptShift
 	k.used++
+}
+
+// kept returns the keep block of the value r lists, or nil if it is gone,
+// and the value's index in it.
+func kept(r *record) (*keepBlock, uint64) {
+	return (*keptRecord)(unsafe.Pointer(r)).block.Value(), r.ver >> keptShift & (keepBlockLen - 1)
 }
 
 // keptValue reads the older value that r lists, and reports false if its
@@ -109,11 +143,11 @@ func (t *Table[K, V]) keptValue(r *record) (raw, bool) {
 	if !t.ptr {
 		return loadRaw(&r.v, false), true
 	}
-	b := r.block.Value()
+	b, i := kept(r)
 	if b == nil {
 		return raw{}, false
 	}
-	return raw{p: atomic.LoadPointer(&b.v[r.v])}, true
+	return raw{p: atomic.LoadPointer(&b.v[i])}, true
 }
 
 // dropValue lets go of the older value r lists, which no snapshot still
@@ -123,8 +157,8 @@ func (t *Table[K, V]) dropValue(r *record) {
 		storeRaw(&r.v, raw{}, false)
 		return
 	}
-	if b := r.block.Value(); b != nil {
-		atomic.StorePointer(&b.v[r.v], nil)
+	if b, i := kept(r); b != nil {
+		atomic.StorePointer(&b.v[i], nil)
 		b.live--
 	}
 }

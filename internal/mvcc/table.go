@@ -878,7 +878,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 // zero the values of those they unlink).
 func (t *Table[K, V]) record() *record {
 	if len(t.slab) == 0 {
-		t.slab = make([]record, 64) // a pointer's value is in a keep block
+		t.slab = newListRecords(64, t.ptr)
 	}
 	r := &t.slab[0]
 	t.slab = t.slab[1:]
