@@ -89,3 +89,63 @@ func benchMemory[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
 	b.ReportMetric(float64(heap)/1e6, "heap-MB")
 	b.ReportMetric(float64(heap)/float64(n), "heap-B/entry")
 }
+
+// BenchmarkMemoryAfterPass measures the live heap (after a full
+// collection) of a map of 100,000 Kubernetes-style entries after one Store
+// to every key while S subscribers read every snapshot, once each has read
+// the last and kept it: what a map whose subscribers keep up holds once
+// every value was replaced under their snapshots, where BenchmarkMemory's
+// few Stores replace a few. heap-B/entry is the heap divided by N. The
+// floor's subscribers are told of each Store and read nothing; it holds
+// the map alone. The peer is left out: each of its Stores copies the map
+// for each subscriber.
+func BenchmarkMemoryAfterPass(b *testing.B) {
+	dropFilled()
+	const n = 100000
+	forLibs(b, []string{"switchyard", floorName}, func(b *testing.B, lib string) {
+		b.Run("val="+services.name, func(b *testing.B) {
+			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+				for _, s := range []int{0, 1, 8} {
+					b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
+						memoryAfterPass(b, lib, services, n, s)
+					})
+				}
+			})
+		})
+	})
+}
+
+func memoryAfterPass[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
+	keys, ring := keysFor(n), vk.ring()
+	var heap int64
+	for range b.N {
+		before := liveHeap()
+		m := newKV[V](lib)
+		fill(m, keys, vk)
+		last := n - 1
+		caught := make(chan struct{}, s)
+		lastVal := ring[last%ringSize]
+		done := make([]bool, s)
+		stop := subscribers(m, s, func(sub int, v view[V]) {
+			if done[sub] {
+				return
+			}
+			if got, ok := v.Get(keys[last]); ok && vk.rev(got) == vk.rev(lastVal) {
+				done[sub] = true
+				caught <- struct{}{}
+			}
+		})
+		for i := range n {
+			m.Store(keys[i], ring[i%ringSize])
+		}
+		for range s {
+			awaitSignal(b, caught)
+		}
+		heap = liveHeap() - before
+		runtime.KeepAlive(m)
+		stop()
+		m.Close()
+	}
+	b.ReportMetric(float64(heap)/1e6, "heap-MB")
+	b.ReportMetric(float64(heap)/float64(n), "heap-B/entry")
+}

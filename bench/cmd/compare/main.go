@@ -147,6 +147,9 @@ var plan = []run{
 	{bench: `^BenchmarkIdleSubscriber$`, benchtime: "100000x", count: 1, rounds: 5},
 	{bench: `^BenchmarkMemory$`, benchtime: "1x", count: 1},
 	{bench: `^BenchmarkMemory$/^lib=(switchyard|peer)$/^val=int$`, benchtime: "1x", count: 1, sizes: large},
+	// A pass of 100,000 Stores under eight readers: about two seconds a
+	// scenario, fill included.
+	{bench: `^BenchmarkMemoryAfterPass$`, benchtime: "1x", count: 1},
 	// Loads of integers cost tens of nanoseconds: long samples, as for the
 	// Stores above, which also cycle at least once over every key. Target
 	// 7a divides ours by the floor's: in rounds, as the idle subscriber

@@ -105,6 +105,10 @@ type section struct {
 	noPeer bool
 	// floor adds, for ns/op, the floor's figure and ours divided by it.
 	floor bool
+	// floorUnit, when set, is the unit the floor's column shows instead
+	// of ns/op, and its figure is the floor's at the scenario's own S
+	// rather than at S=0.
+	floorUnit string
 	// relative adds, for ns/op, ours divided by ours in the scenario of
 	// the same name but with the last key's value replaced by base.
 	relative, base string
@@ -179,6 +183,14 @@ var sections = []section{
 		title: "Memory",
 		about: "Live heap after a full GC: N entries, S subscribers each keeping its latest snapshot after 100 further Stores (10 from N=100,000 on, where each of the peer's copies the map for each subscriber, and ten leave the same heap). heap-B/entry is the heap divided by N.",
 		bench: "BenchmarkMemory", units: []string{"heap-MB", "heap-B/entry"},
+	},
+	{
+		title: "Memory after every value was replaced",
+		about: "Live heap after a full GC: a map of 100,000 Kubernetes-style entries after one Store to every key while S subscribers read every snapshot, each keeping the latest, which holds the last Store. " +
+			"Every value was replaced under a snapshot a subscriber held: a map that kept the replaced values until it learned the snapshots were gone would hold them all here. " +
+			"**floor** is a Go map under a mutex storing the same deep-copied values, whose subscribers are told of each Store and read nothing: it holds the map alone; ÷ floor divides the heaps. " +
+			"The peer is left out: each of its Stores copies the map for each subscriber.",
+		bench: "BenchmarkMemoryAfterPass", units: []string{"heap-MB", "heap-B/entry"}, noPeer: true, floor: true, floorUnit: "heap-B/entry",
 	},
 	{
 		title: "Load",
@@ -303,7 +315,7 @@ func writeSection(w io.Writer, t *table, s section) {
 		rule += "---:|---:|---:|"
 	}
 	if s.floor {
-		header += " floor ns/op | ÷ floor |"
+		header += fmt.Sprintf(" floor %s | ÷ floor |", unitHeader(s.floorOf()))
 		rule += "---:|---:|"
 	}
 	if s.relative != "" {
@@ -327,10 +339,13 @@ func writeSection(w io.Writer, t *table, s section) {
 			row += fmt.Sprintf(" %s | %s | %s |", cell(t, sc, ours, u, o, okO), cell(t, peerScenario, peer, u, q, okP), ratio(q, okP, o, okO))
 		}
 		if s.floor {
-			fs := floorScenario(sc)
-			o, okO := t.metric(sc, ours, "ns/op")
-			f, okF := t.metric(fs, floor, "ns/op")
-			row += fmt.Sprintf(" %s | %s |", cell(t, fs, floor, "ns/op", f, okF), ratio(o, okO, f, okF))
+			u, fs := s.floorOf(), sc
+			if s.floorUnit == "" {
+				fs = floorScenario(sc)
+			}
+			o, okO := t.metric(sc, ours, u)
+			f, okF := t.metric(fs, floor, u)
+			row += fmt.Sprintf(" %s | %s |", cell(t, fs, floor, u, f, okF), ratio(o, okO, f, okF))
 		}
 		if s.relative != "" {
 			o, okO := t.metric(sc, ours, "ns/op")
@@ -343,6 +358,14 @@ func writeSection(w io.Writer, t *table, s section) {
 		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintln(w)
+}
+
+// floorOf is the unit of the section's floor column.
+func (s section) floorOf() string {
+	if s.floorUnit != "" {
+		return s.floorUnit
+	}
+	return "ns/op"
 }
 
 // floorScenario is the floor's scenario for ours: the floor runs without

@@ -138,6 +138,28 @@ func TestKeyedTableDividesByThePairedFigure(t *testing.T) {
 	}
 }
 
+// TestMemoryAfterPassDividesByTheFloorAtItsS checks that the memory
+// after a pass is divided by the floor's heap at the same S, not by its
+// ns/op at S=0 as the Stores are.
+func TestMemoryAfterPassDividesByTheFloorAtItsS(t *testing.T) {
+	const base = "BenchmarkMemoryAfterPass/lib="
+	tb := mustParse(t, base+"switchyard/val=k8s/N=100000/S=0-2 1 5 ns/op 140 heap-MB 1400 heap-B/entry\n"+
+		base+"switchyard/val=k8s/N=100000/S=8-2 1 5 ns/op 280 heap-MB 2800 heap-B/entry\n"+
+		base+"floor/val=k8s/N=100000/S=0-2 1 9 ns/op 140 heap-MB 1400 heap-B/entry\n"+
+		base+"floor/val=k8s/N=100000/S=8-2 1 9 ns/op 700 heap-MB 7000 heap-B/entry\n")
+	var b bytes.Buffer
+	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
+	for _, want := range []string{
+		"| scenario | ours heap-MB | ours heap-B/entry | floor heap-B/entry | ÷ floor |",
+		"| k8s, N=100000, S=0 | 140 MB | 1400 | 1400 | 1.00× |",
+		"| k8s, N=100000, S=8 | 280 MB | 2800 | 7000 | 0.40× |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks the line %q:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		v    float64
