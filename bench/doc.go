@@ -11,7 +11,8 @@
 // The files hold one scenario each: store (publisher cost with subscribers
 // reading), latency (one Store until a subscriber has it), burst (a slow
 // subscriber under a burst of writes), idle (a subscriber that never reads),
-// memory (live heap with subscribers attached), reads (Load, LoadAll,
+// memory (live heap with subscribers attached, and after every value was
+// replaced under their snapshots), reads (Load, LoadAll,
 // State) and framework (message.HandleSubscription, and a chain of three
 // translator.Derive stages, each against what a peer user writes by hand). values.go holds the realistic value types: a Kubernetes-style
 // object with a hand-written DeepCopy and a protobuf message.
