@@ -57,6 +57,14 @@ func memoryMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns []int) {
 }
 
 func benchMemory[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
+	heapAfter(b, lib, vk, n, s, memoryStores(n))
+}
+
+// heapAfter fills a map of lib with n entries, attaches s subscribers,
+// makes stores Stores, the i-th of ring[i] at keys[i], keys and ring taken
+// round, waits until every subscriber has read the last, and reports the
+// live heap the map and the subscribers' snapshots hold then.
+func heapAfter[V any](b *testing.B, lib string, vk valueKind[V], n, s, stores int) {
 	keys, ring := keysFor(n), vk.ring()
 	var heap int64
 	for range b.N {
@@ -64,9 +72,8 @@ func benchMemory[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
 		m := newKV[V](lib)
 		fill(m, keys, vk)
 
-		stores := memoryStores(n)
 		last := stores - 1
-		lastKey, lastVal := keys[last%n], ring[last]
+		lastKey, lastVal := keys[last%n], ring[last%ringSize]
 		caught := make([]bool, s)
 		var all sync.WaitGroup
 		all.Add(s)
@@ -77,7 +84,7 @@ func benchMemory[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
 			}
 		})
 		for i := range stores {
-			m.Store(keys[i%n], ring[i])
+			m.Store(keys[i%n], ring[i%ringSize])
 		}
 		all.Wait()
 
@@ -107,45 +114,10 @@ func BenchmarkMemoryAfterPass(b *testing.B) {
 			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 				for _, s := range []int{0, 1, 8} {
 					b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
-						memoryAfterPass(b, lib, services, n, s)
+						heapAfter(b, lib, services, n, s, n)
 					})
 				}
 			})
 		})
 	})
-}
-
-func memoryAfterPass[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
-	keys, ring := keysFor(n), vk.ring()
-	var heap int64
-	for range b.N {
-		before := liveHeap()
-		m := newKV[V](lib)
-		fill(m, keys, vk)
-		last := n - 1
-		caught := make(chan struct{}, s)
-		lastVal := ring[last%ringSize]
-		done := make([]bool, s)
-		stop := subscribers(m, s, func(sub int, v view[V]) {
-			if done[sub] {
-				return
-			}
-			if got, ok := v.Get(keys[last]); ok && vk.rev(got) == vk.rev(lastVal) {
-				done[sub] = true
-				caught <- struct{}{}
-			}
-		})
-		for i := range n {
-			m.Store(keys[i], ring[i%ringSize])
-		}
-		for range s {
-			awaitSignal(b, caught)
-		}
-		heap = liveHeap() - before
-		runtime.KeepAlive(m)
-		stop()
-		m.Close()
-	}
-	b.ReportMetric(float64(heap)/1e6, "heap-MB")
-	b.ReportMetric(float64(heap)/float64(n), "heap-B/entry")
 }
