@@ -109,11 +109,18 @@ func TestReportShowsBlockedPeer(t *testing.T) {
 --- SKIP: BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=1-2
     idle_test.go:61: publisher blocked after 3 of 100 stores
 `)
+	reportHas(t, tb, "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |")
+}
+
+// reportHas checks that the report of tb has each of the lines want.
+func reportHas(t *testing.T, tb *table, want ...string) {
+	t.Helper()
 	var b bytes.Buffer
 	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
-	want := "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("report lacks the row %q:\n%s", want, b.String())
+	for _, w := range want {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report lacks the line %q:\n%s", w, b.String())
+		}
 	}
 }
 
@@ -126,16 +133,9 @@ func TestKeyedTableDividesByThePairedFigure(t *testing.T) {
 		base+"keys/S=10000-2 100 300 ns/op 150 S1-ns/op 0 B/op 0 allocs/op\n"+
 		base+"none/S=1-2 100 50 ns/op 0 B/op 0 allocs/op\n"+
 		base+"none/S=10000-2 100 60 ns/op 0 B/op 0 allocs/op\n")
-	var b bytes.Buffer
-	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
-	for _, want := range []string{
+	reportHas(t, tb,
 		"| int, N=10000, how=keys, S=10000 | 300 ns | 150 ns | 0 B | 0 | 2.00× |",
-		"| int, N=10000, how=none, S=10000 | 60.0 ns | — | 0 B | 0 | 1.20× |",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks the row %q:\n%s", want, b.String())
-		}
-	}
+		"| int, N=10000, how=none, S=10000 | 60.0 ns | — | 0 B | 0 | 1.20× |")
 }
 
 // TestMemoryAfterPassDividesByTheFloorAtItsS checks that the memory
@@ -147,17 +147,10 @@ func TestMemoryAfterPassDividesByTheFloorAtItsS(t *testing.T) {
 		base+"switchyard/val=k8s/N=100000/S=8-2 1 5 ns/op 280 heap-MB 2800 heap-B/entry\n"+
 		base+"floor/val=k8s/N=100000/S=0-2 1 9 ns/op 140 heap-MB 1400 heap-B/entry\n"+
 		base+"floor/val=k8s/N=100000/S=8-2 1 9 ns/op 700 heap-MB 7000 heap-B/entry\n")
-	var b bytes.Buffer
-	writeReport(&b, tb, nil, env{CPU: "Test CPU", Cores: 2, GoVersion: "go1.24.0"})
-	for _, want := range []string{
+	reportHas(t, tb,
 		"| scenario | ours heap-MB | ours heap-B/entry | floor heap-B/entry | ÷ floor |",
 		"| k8s, N=100000, S=0 | 140 MB | 1400 | 1400 | 1.00× |",
-		"| k8s, N=100000, S=8 | 280 MB | 2800 | 7000 | 0.40× |",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks the line %q:\n%s", want, b.String())
-		}
-	}
+		"| k8s, N=100000, S=8 | 280 MB | 2800 | 7000 | 0.40× |")
 }
 
 func TestFormat(t *testing.T) {
