@@ -78,6 +78,17 @@ func (k *keepBlocks) next() {
 	k.all = append(k.all, k.ref)
 }
 
+// adopt makes b, the full block of a page copy's values (see
+// pointerPageCopy) whose weak pointer is ref, the current block: the
+// snapshots that read the copy reach it as they reach the values kept
+// before it, and the next value kept starts a block after it. Writer
+// only, when the copy is linked.
+func (k *keepBlocks) adopt(b *keepBlock, ref weak.Pointer[keepBlock]) {
+	k.cur.next = b
+	k.cur, k.ref, k.used, k.moved = b, ref, keepBlockLen, true
+	k.all = append(k.all, ref)
+}
+
 // settle makes the current block the anchor, once the change that may
 // have moved it on is published or done. Writer only.
 func (k *keepBlocks) settle() {

@@ -43,6 +43,55 @@ func TestKeptValuesDieWithTheirSnapshots(t *testing.T) {
 	}
 }
 
+// TestPageCopyValuesDieWithTheirSnapshots is
+// TestKeptValuesDieWithTheirSnapshots for the values a Store in place
+// keeps by a copy of its page: each round holds a snapshot, lets a pass
+// of Stores over one page replace every value in place (the first keeps
+// a record, the next a copy of the page), and lets the snapshot go. A
+// copy that held its values itself would keep them until a trim unlinked
+// it: a map of a hundred values with eight subscribers that lag kept
+// thousands that way.
+func TestPageCopyValuesDieWithTheirSnapshots(t *testing.T) {
+	copyPages(t)
+	const rounds = 100
+	var freed atomic.Int32
+	tb := New[int, *payload](0)
+	id := func(round, k int) uint64 { return uint64(round*pageSize + k) }
+	for k := range pageSize {
+		tb.Store(k, newPayload(id(0, k), &freed))
+	}
+	for r := 1; r <= rounds; r++ {
+		s := tb.Snapshot()
+		for k := range pageSize {
+			tb.Store(k, newPayload(id(r, k), &freed))
+		}
+		for _, k := range []int{0, pageSize - 1} {
+			if v, ok := s.Get(k); !ok || !v.intact(id(r-1, k)) {
+				t.Fatalf("the snapshot of round %d reads %v, %v for %d; want the value of round %d, intact", r, v, ok, k, r-1)
+			}
+		}
+	}
+	if n := tb.meta.Load().arr.copies(); n < rounds-1 {
+		t.Fatalf("the table keeps %d page copies; want one a round, %d, untrimmed, for the test to mean anything", n, rounds)
+	}
+	// Every round's values but the last were replaced, and the
+	// snapshots that read them let go of; the current keep block holds
+	// the last round's copy.
+	want := int32((rounds - 1) * pageSize)
+	deadline := time.Now().Add(2 * time.Second)
+	for freed.Load() < want && time.Now().Before(deadline) {
+		collect()
+	}
+	if n := freed.Load(); n < want {
+		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, rounds*pageSize, want)
+	}
+	for k := range pageSize {
+		if v, ok := tb.Load(k); !ok || !v.intact(id(rounds, k)) {
+			t.Fatalf("Load reads %v, %v for %d; want the value of round %d, intact", v, ok, k, rounds)
+		}
+	}
+}
+
 // TestKeepBlocksOfDroppedValuesGo checks that a snapshot held for long
 // keeps alive the values it reads, and not every keep block made since:
 // the trims drop the values nobody reads, and relink chains the blocks

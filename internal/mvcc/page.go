@@ -3,37 +3,62 @@ package mvcc
 import (
 	"sync/atomic"
 	"unsafe"
+	"weak"
 )
 
 // pageSize is the number of slots in a page: the slots whose older
 // values a page copy keeps together.
 const pageSize = 64
 
-// pageCopy is the words and values of the slots of one page as they were
-// at version asOf, kept for the snapshots that read them. A Store in
+// pageCopy is the words of the slots of one page as they were at version
+// asOf, and their values (valuePageCopy, pointerPageCopy), kept for the
+// snapshots that read them. A Store in
 // place makes one rather than a record when its page has kept a few
 // records in the version already (see copyAfter): the snapshot of the
 // version before, held by a lazy reader through a whole pass over the
 // keys, then costs the writer a few records and a copy of 64 adjacent
 // slots per page, where it cost a record, and a cold probe of the history
 // table, per key; the trie's first write to a leaf after a State copies
-// the leaf in the same way. A copy is never changed once linked, so a
-// reader that still holds one after a trim unlinked it reads what it read
-// before.
+// the leaf in the same way. A copy's words are never changed once it is
+// linked; a trim that unlinks a copy of pointers lets go of its values,
+// and a reader holding no snapshot that reads one sees the trim and
+// reads again, as it does a record's (heldSnapshots.trims).
 type pageCopy struct {
 	asOf  uint64
 	older atomic.Pointer[pageCopy] // the page's copy before; cut by the writer while readers walk it
 	words [pageSize]uint64
-	vals  [pageSize]uint64 // as a slot's v (pointers in a pointerPageCopy)
 }
 
-// pointerPageCopy is pageCopy with vals typed as the pointers they hold,
-// as pointerSlot is slot.
+// valuePageCopy is a page copy in a table whose values are not pointers,
+// which holds them as a slot's v: its pageCopy is its first field, so a
+// *pageCopy of one points at it.
+type valuePageCopy struct {
+	pageCopy
+	vals [pageSize]uint64
+}
+
+// pointerPageCopy is a page copy in a table whose values are pointers. Its
+// values are in a keep block of their own, which it holds weakly, as a
+// record holds its value's block (keepblock.go): the snapshots that read
+// the copy hold the block, and the values die with the last of them
+// rather than when a trim unlinks the copy, a collection cycle or more
+// later. A map of 100 Kubernetes-style values with eight subscribers
+// that lag kept about 3,500 replaced values alive through its page
+// copies, 9.8 MB of live heap where a Go map's is 2.
 type pointerPageCopy struct {
-	asOf  uint64
-	older atomic.Pointer[pageCopy]
-	words [pageSize]uint64
-	vals  [pageSize]unsafe.Pointer
+	pageCopy
+	block weak.Pointer[keepBlock]
+}
+
+// values returns c, a copy in a table of values that are not pointers,
+// as it was made.
+func (c *pageCopy) values() *valuePageCopy {
+	return (*valuePageCopy)(unsafe.Pointer(c))
+}
+
+// pointers returns c, a copy in a table of pointers, as it was made.
+func (c *pageCopy) pointers() *pointerPageCopy {
+	return (*pointerPageCopy)(unsafe.Pointer(c))
 }
 
 // pageHeads holds each page's copies, newest first, by page index, and
@@ -86,19 +111,27 @@ func (a *array) copying(i int, ver uint64) bool {
 
 // copyPage returns a copy of the page of slot i as it is, to be kept for
 // the snapshots of version ver-1 by a Store writing ver in place, or nil
-// if the page was copied in ver already. The copy is allocated before
-// the Store's change begins. Writer only.
-func (a *array) copyPage(i int, ver uint64, ptr bool) *pageCopy {
+// if the page was copied in ver already; in a table of pointers, also the
+// keep block of the copy's values, which the caller holds until it
+// chains it (keepBlocks.adopt) or drops the copy. The copy is allocated
+// before the Store's change begins. Writer only.
+func (a *array) copyPage(i int, ver uint64, ptr bool) (*pageCopy, *keepBlock) {
 	ps := a.makePages()
 	p := i / pageSize
 	if h := ps.heads[p].Load(); h != nil && h.asOf == ver-1 {
-		return nil
+		return nil, nil
 	}
 	var c *pageCopy
+	var vals *[pageSize]uint64
+	var b *keepBlock
 	if ptr {
-		c = (*pageCopy)(unsafe.Pointer(new(pointerPageCopy)))
+		pc := new(pointerPageCopy)
+		b = new(keepBlock)
+		pc.block = weak.Make(b)
+		c = &pc.pageCopy
 	} else {
-		c = new(pageCopy)
+		vc := new(valuePageCopy)
+		c, vals = &vc.pageCopy, &vc.vals
 	}
 	c.asOf = ver - 1
 	lo := p * pageSize
@@ -107,12 +140,15 @@ func (a *array) copyPage(i int, ver uint64, ptr bool) *pageCopy {
 		c.words[j] = s.word.Load()
 		// Plain stores: nobody reads the copy before it is linked.
 		if v := loadRaw(&s.v, ptr); ptr {
-			*(*unsafe.Pointer)(unsafe.Pointer(&c.vals[j])) = v.p
+			b.v[j] = v.p
+			if v.p != nil {
+				b.live++
+			}
 		} else {
-			c.vals[j] = v.n
+			vals[j] = v.n
 		}
 	}
-	return c
+	return c, b
 }
 
 // linkPage puts c at the head of the copies of slot i's page. Writer
@@ -127,32 +163,42 @@ func (a *array) linkPage(i int, c *pageCopy) {
 // whose word for it was written at or before version at, and that word's
 // version, with found false if no copy has one. A word of 0 (the slot
 // was empty when its page was copied) gives the key's absence at version
-// 0: it came later.
-func (a *array) pageValue(i int, at uint64, ptr bool) (val raw, ok bool, ver uint64, found bool) {
+// 0: it came later. lost reports that the value is a copy's whose keep
+// block is gone: no snapshot still held reads version at.
+func (a *array) pageValue(i int, at uint64, ptr bool) (val raw, ok bool, ver uint64, found, lost bool) {
 	ps := a.pages.Load()
 	if ps == nil {
-		return val, false, 0, false
+		return val, false, 0, false, false
 	}
 	for c := ps.heads[i/pageSize].Load(); c != nil; c = c.older.Load() {
 		w := c.words[i%pageSize]
 		if w == 0 {
-			return val, false, 0, true
+			return val, false, 0, true, false
 		}
 		if v := w & verMask; v <= at {
 			if w&deleted != 0 {
-				return val, false, v, true
+				return val, false, v, true, false
 			}
-			return loadRaw(&c.vals[i%pageSize], ptr), true, v, true
+			if !ptr {
+				return loadRaw(&c.values().vals[i%pageSize], false), true, v, true, false
+			}
+			b := c.pointers().block.Value()
+			if b == nil {
+				return val, false, v, true, true
+			}
+			return raw{p: atomic.LoadPointer(&b.v[i%pageSize])}, true, v, true, false
 		}
 	}
-	return val, false, 0, false
+	return val, false, 0, false, false
 }
 
 // trimPages unlinks each copy that no held version reads: a copy is read
 // by the versions after the one its page's older copy was made as of, up
 // to its own. readBy reports whether a held version lies in [from, to).
-// It returns the number of copies left. Writer only.
-func (a *array) trimPages(readBy func(from, to uint64) bool) int {
+// In a table of pointers (ptr), it lets go of an unlinked copy's values
+// as it does of an unlinked record's (Table.dropValue). It returns the
+// number of copies left. Writer only.
+func (a *array) trimPages(readBy func(from, to uint64) bool, ptr bool) int {
 	ps := a.pages.Load()
 	if ps == nil {
 		return 0
@@ -171,9 +217,27 @@ func (a *array) trimPages(readBy func(from, to uint64) bool) int {
 				continue
 			}
 			link.Store(c.older.Load()) // a reader on c goes on through c.older
+			if ptr {
+				c.dropValues()
+			}
 		}
 	}
 	return left
+}
+
+// dropValues lets go of the values of c, a copy in a table of pointers
+// that no snapshot still held reads, which trim has unlinked: a snapshot
+// that holds their block for other values does not keep them. Writer
+// only.
+func (c *pageCopy) dropValues() {
+	b := c.pointers().block.Value()
+	if b == nil {
+		return
+	}
+	for j := range b.v {
+		atomic.StorePointer(&b.v[j], nil)
+	}
+	b.live = 0
 }
 
 // copies is the number of page copies kept. Writer only.

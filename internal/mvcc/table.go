@@ -459,6 +459,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	}
 	var kept *record
 	var page *pageCopy
+	var pageBlock *keepBlock // page's values, in a table of pointers
 	paged, bare := false, false
 	idx := s.index(m.arr.slots)
 	var thawed []*record
@@ -477,7 +478,7 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 			// Stores in this version: what the slot held is kept by
 			// a copy of its page, made once in the version.
 			paged = true
-			page = m.arr.copyPage(idx, ver, t.ptr)
+			page, pageBlock = m.arr.copyPage(idx, ver, t.ptr)
 		default:
 			kept = t.record()
 			m.arr.room()
@@ -530,6 +531,9 @@ func (t *Table[K, V]) set(k K, m *meta, s *slot, tag, w uint64, r raw, del bool,
 	if page != nil {
 		// Linked before the slot changes, as a record is.
 		m.arr.linkPage(idx, page)
+		if pageBlock != nil {
+			t.blocks.adopt(pageBlock, page.pointers().block)
+		}
 		t.keep(ver)
 	}
 	t.write(m.arr, s, tag, w, ver, r, del, kept, paged || bare)
@@ -947,7 +951,7 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 			// its page's copies: the one written last at or before
 			// version at is its value there.
 			i := sl.index(a.slots)
-			pv, pok, pver, inPage := a.pageValue(i, at, t.ptr)
+			pv, pok, pver, inPage, lost := a.pageValue(i, at, t.ptr)
 			for r := a.list(i); r != nil; r = r.older.Load() {
 				if rv := r.ver & verMask; rv <= at {
 					if inPage && pver > rv {
@@ -963,7 +967,10 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 					return v, true, true, rv
 				}
 			}
-			if inPage {
+			switch {
+			case lost:
+				return val, false, true, lostVer
+			case inPage:
 				return pv, pok, true, pver
 			}
 			return val, false, true, 0 // the key came later
@@ -1175,7 +1182,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 			t.dropValue(r) // its block of records may outlive it
 		}
 	}
-	left += a.trimPages(readBy)
+	left += a.trimPages(readBy, t.ptr)
 	left += a.trimFrozen(readBy)
 	t.blocks.relink()
 	// The next trim comes after as many new older values as this one
