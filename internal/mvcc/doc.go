@@ -30,7 +30,8 @@
 // an older version, it first keeps the old value in a record of its own
 // (from a block of records), or, once the slot's page of 64 slots has kept
 // a few records in a version changed in place, in one copy of the whole
-// page, which keeps the page's other slots too (page.go): the first pass
+// page, which keeps the page's other slots too (page.go; a copy of
+// pointers puts them in a keep block of its own, as records do): the first pass
 // over the keys after a lazy reader's snapshot then costs a copy a page
 // rather than a record, and a cold lookup, a key. A Batch gives each slot
 // it writes a version of its own after the published one, and keeps what
