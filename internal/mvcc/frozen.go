@@ -1,6 +1,11 @@
 package mvcc
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+)
 
 // frozenBatch is what a Batch's undo log held when the batch ended while
 // a snapshot of a version before it was held: what each slot the batch
@@ -27,6 +32,14 @@ type frozenBatch struct {
 	// into) and, if the entry is live when frozen, its value as a
 	// record's v.
 	olds []record
+	// blocks, in a table of pointers, hold the values of a batch that
+	// was frozen, entry x's at index x%keepBlockLen of blocks[x/
+	// keepBlockLen], and olds no values: as a page copy's (see
+	// pointerPageCopy), they die with the last snapshot that could read
+	// them rather than when a trim drops the batch. A batch that is
+	// not frozen but moved into the lists at once holds its values in
+	// olds, until its records take them.
+	blocks []weak.Pointer[keepBlock]
 
 	// The writer's own.
 	slots []uint32 // by index, the slot's index in the array
@@ -46,14 +59,23 @@ func (f *frozenBatch) kill(x uint64) {
 }
 
 // frozenAt returns what the slot of a that a frozen batch wrote as version
-// ver held before, and false if no frozen batch of a wrote ver. Any
-// goroutine.
-func (a *array) frozenAt(ver uint64, ptr bool) (w uint64, v raw, ok bool) {
-	if f, x := a.frozenOf(ver); f != nil {
-		r := &f.olds[x]
-		return r.ver, loadRaw(&r.v, ptr), true
+// ver held before, and false if no frozen batch of a wrote ver. lost
+// reports that the value's keep block is gone: no snapshot still held
+// reads it. Any goroutine.
+func (a *array) frozenAt(ver uint64, ptr bool) (w uint64, v raw, ok, lost bool) {
+	f, x := a.frozenOf(ver)
+	if f == nil {
+		return 0, raw{}, false, false
 	}
-	return 0, raw{}, false
+	w = f.olds[x].ver
+	if f.blocks == nil {
+		return w, loadRaw(&f.olds[x].v, ptr), true, false
+	}
+	b := f.blocks[x/keepBlockLen].Value()
+	if b == nil {
+		return w, raw{}, true, true
+	}
+	return w, raw{p: atomic.LoadPointer(&b.v[x%keepBlockLen])}, true, false
 }
 
 // frozenOf returns the frozen batch of a that wrote version ver, and the
@@ -115,13 +137,30 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 		if freeze {
 			size = n
 		}
-		f := &frozenBatch{base: t.undo.base.Load(), olds: newRecords(int(size), t.ptr), slots: make([]uint32, size), dead: make([]uint64, (size+63)/64), live: kept}
+		blocked := freeze && t.ptr
+		f := &frozenBatch{base: t.undo.base.Load(), olds: newRecords(int(size), t.ptr && !blocked), slots: make([]uint32, size), dead: make([]uint64, (size+63)/64), live: kept}
+		var blocks []*keepBlock
+		if blocked {
+			blocks = newKeepBlocks(int(size))
+			f.blocks = make([]weak.Pointer[keepBlock], len(blocks))
+			for i, b := range blocks {
+				f.blocks[i] = weak.Make(b)
+			}
+		}
 		x := uint64(0)
 		t.undo.each(func(u *undo) {
 			w := u.w.Load()
 			if w != 0 && u.a == arr && w&verMask <= newest {
 				f.olds[x].ver = w
-				storeRaw(&f.olds[x].v, u.value(t.ptr), t.ptr)
+				if blocked {
+					// Plain stores: nobody reads the batch before it
+					// is listed.
+					b := blocks[x/keepBlockLen]
+					b.v[x%keepBlockLen] = u.value(true).p
+					b.live++
+				} else {
+					storeRaw(&f.olds[x].v, u.value(t.ptr), t.ptr)
+				}
 				f.slots[x] = uint32(u.s.index(arr.slots))
 				x++
 				return
@@ -142,6 +181,9 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 			}
 			list = append(list, f)
 			arr.frozen.Store(&list)
+			for i, b := range blocks {
+				t.blocks.adopt(b, f.blocks[i])
+			}
 		} else {
 			t.unfreeze(arr, f)
 		}
@@ -173,12 +215,20 @@ func (t *Table[K, V]) thaw(a *array, w uint64, into []*record) []*record {
 	return into
 }
 
-// fromFrozen fills r with entry x of f, as a slot's list keeps it.
+// fromFrozen fills r with entry x of f, as a slot's list keeps it. A
+// frozen batch of pointers hands its value's place in the keep block to
+// r, which holds it as any record does: the value stays where it is, and
+// may be gone already if no snapshot still held reads it.
 func (t *Table[K, V]) fromFrozen(f *frozenBatch, x uint64, r *record) *record {
 	o := &f.olds[x]
 	r.ver = o.ver & verMask
 	if o.ver&deleted != 0 {
 		r.ver |= gone
+	}
+	if f.blocks != nil {
+		(*keptRecord)(unsafe.Pointer(r)).block = f.blocks[x/keepBlockLen]
+		r.ver |= x % keepBlockLen << keptShift
+		return r
 	}
 	t.keepValue(r, loadRaw(&o.v, t.ptr))
 	return r
@@ -269,10 +319,31 @@ func (a *array) trimFrozen(readBy func(from, to uint64) bool) int {
 		if f.live > 0 && readBy(0, f.base) {
 			keep = append(keep, f)
 			left += f.live
+			continue
 		}
+		f.dropValues()
 	}
 	a.setFrozen(fp, keep)
 	return left
+}
+
+// dropValues lets go of the values of f's live entries, in a batch of
+// pointers that trim drops, as dropValue does of a record's: a snapshot
+// that holds their keep block for other values does not keep them. The
+// entries that moved into lists are the records'. Writer only.
+func (f *frozenBatch) dropValues() {
+	for i, ref := range f.blocks {
+		b := ref.Value()
+		if b == nil {
+			continue
+		}
+		for j := range keepBlockLen {
+			if x := uint64(i*keepBlockLen + j); x < uint64(len(f.olds)) && f.isLive(x) && b.v[j] != nil {
+				atomic.StorePointer(&b.v[j], nil)
+				b.live--
+			}
+		}
+	}
 }
 
 // frozenCount is the number of live entries of a's frozen batches: older

@@ -89,6 +89,17 @@ func (k *keepBlocks) adopt(b *keepBlock, ref weak.Pointer[keepBlock]) {
 	k.all = append(k.all, ref)
 }
 
+// newKeepBlocks makes the blocks for the values of a frozen batch of n
+// entries (see frozenBatch), which the writer fills and then chains, in
+// order, with adopt once the batch is listed.
+func newKeepBlocks(n int) []*keepBlock {
+	blocks := make([]*keepBlock, (n+keepBlockLen-1)/keepBlockLen)
+	for i := range blocks {
+		blocks[i] = new(keepBlock)
+	}
+	return blocks
+}
+
 // settle makes the current block the anchor, once the change that may
 // have moved it on is published or done. Writer only.
 func (k *keepBlocks) settle() {

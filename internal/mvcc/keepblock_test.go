@@ -92,6 +92,59 @@ func TestPageCopyValuesDieWithTheirSnapshots(t *testing.T) {
 	}
 }
 
+// TestFrozenBatchValuesDieWithTheirSnapshots is
+// TestKeptValuesDieWithTheirSnapshots for the values a Batch replaced
+// under a held snapshot, which the batch keeps by freezing its undo log:
+// each round holds a snapshot, replaces every value in one Batch, and
+// lets the snapshot go. A frozen batch that held its values itself kept
+// them until a trim dropped it: a map of 10,000 Kubernetes-style values
+// with a subscriber, written by batches of 1,000, held three to five
+// times its values.
+func TestFrozenBatchValuesDieWithTheirSnapshots(t *testing.T) {
+	const keys, rounds = 256, 40
+	var freed atomic.Int32
+	tb := New[int, *payload](0)
+	id := func(round, k int) uint64 { return uint64(round*keys + k) }
+	for k := range keys {
+		tb.Store(k, newPayload(id(0, k), &freed))
+	}
+	frozen := 0
+	for r := 1; r <= rounds; r++ {
+		s := tb.Snapshot()
+		tb.Batch(func(b Batch[int, *payload]) {
+			for k := range keys {
+				b.Store(k, newPayload(id(r, k), &freed))
+			}
+		})
+		if fp := tb.meta.Load().arr.frozen.Load(); fp != nil {
+			frozen = max(frozen, len(*fp))
+		}
+		for _, k := range []int{0, keys - 1} {
+			if v, ok := s.Get(k); !ok || !v.intact(id(r-1, k)) {
+				t.Fatalf("the snapshot of round %d reads %v, %v for %d; want the value of round %d, intact", r, v, ok, k, r-1)
+			}
+		}
+	}
+	if frozen < 2 {
+		t.Fatalf("at most %d frozen batches at once; want several, untrimmed, for the test to mean anything", frozen)
+	}
+	// Every round's values but the last were replaced, and the
+	// snapshots that read them let go of.
+	want := int32((rounds - 1) * keys)
+	deadline := time.Now().Add(2 * time.Second)
+	for freed.Load() < want && time.Now().Before(deadline) {
+		collect()
+	}
+	if n := freed.Load(); n < want {
+		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, rounds*keys, want)
+	}
+	for k := range keys {
+		if v, ok := tb.Load(k); !ok || !v.intact(id(rounds, k)) {
+			t.Fatalf("Load reads %v, %v for %d; want the value of round %d, intact", v, ok, k, rounds)
+		}
+	}
+}
+
 // TestKeepBlocksOfDroppedValuesGo checks that a snapshot held for long
 // keeps alive the values it reads, and not every keep block made since:
 // the trims drop the values nobody reads, and relink chains the blocks

@@ -928,8 +928,9 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 				inRead(2)
 			}
 			uw, uv, ok := t.undo.find(ver, t.ptr)
+			lost := false // the frozen value's keep block is gone
 			if !ok {
-				uw, uv, ok = a.frozenAt(ver, t.ptr)
+				uw, uv, ok, lost = a.frozenAt(ver, t.ptr)
 			}
 			if ok {
 				// Written by the Batch under way, or one frozen: its
@@ -944,6 +945,9 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 				if uw&deleted != 0 {
 					return val, false, true, uw & verMask
 				}
+				if lost {
+					return val, false, true, lostVer
+				}
 				return uv, true, true, uw & verMask
 			}
 			// Newer than version at; the older values were kept
@@ -951,7 +955,7 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 			// its page's copies: the one written last at or before
 			// version at is its value there.
 			i := sl.index(a.slots)
-			pv, pok, pver, inPage, lost := a.pageValue(i, at, t.ptr)
+			pv, pok, pver, inPage, lost := a.pageValue(i, at, t.ptr) // lost: a page copy's block
 			for r := a.list(i); r != nil; r = r.older.Load() {
 				if rv := r.ver & verMask; rv <= at {
 					if inPage && pver > rv {
