@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // memoryStores returns how many Stores the memory scenario makes after
@@ -57,14 +59,16 @@ func memoryMatrix[V any](b *testing.B, lib string, vk valueKind[V], ns []int) {
 }
 
 func benchMemory[V any](b *testing.B, lib string, vk valueKind[V], n, s int) {
-	heapAfter(b, lib, vk, n, s, memoryStores(n))
+	heapAfter(b, lib, vk, n, s, memoryStores(n), 0)
 }
 
 // heapAfter fills a map of lib with n entries, attaches s subscribers,
 // makes stores Stores, the i-th of ring[i] at keys[i], keys and ring taken
 // round, waits until every subscriber has read the last, and reports the
-// live heap the map and the subscribers' snapshots hold then.
-func heapAfter[V any](b *testing.B, lib string, vk valueKind[V], n, s, stores int) {
+// live heap the map and the subscribers' snapshots hold then. With batch
+// above 0 it makes them in batches of that many (Map.Batch, or the
+// floor's StoreBatch), which stores must be a multiple of.
+func heapAfter[V any](b *testing.B, lib string, vk valueKind[V], n, s, stores, batch int) {
 	keys, ring := keysFor(n), vk.ring()
 	var heap int64
 	for range b.N {
@@ -83,8 +87,12 @@ func heapAfter[V any](b *testing.B, lib string, vk valueKind[V], n, s, stores in
 				all.Done()
 			}
 		})
-		for i := range stores {
-			m.Store(keys[i%n], ring[i%ringSize])
+		if batch > 0 {
+			storeBatches(m, keys, ring, stores, batch)
+		} else {
+			for i := range stores {
+				m.Store(keys[i%n], ring[i%ringSize])
+			}
 		}
 		all.Wait()
 
@@ -114,10 +122,61 @@ func BenchmarkMemoryAfterPass(b *testing.B) {
 			b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 				for _, s := range []int{0, 1, 8} {
 					b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
-						heapAfter(b, lib, services, n, s, n)
+						heapAfter(b, lib, services, n, s, n, 0)
 					})
 				}
 			})
 		})
 	})
+}
+
+// afterBatchesSize is how many Stores each batch of
+// BenchmarkMemoryAfterBatches makes.
+const afterBatchesSize = 1000
+
+// BenchmarkMemoryAfterBatches is BenchmarkMemoryAfterPass with the Stores
+// made in batches of 1,000, as a provider's relist makes them, each batch
+// replacing values under the snapshots the subscribers hold: what the map
+// holds once every value was replaced by batches. It is not in the
+// report, which it would lengthen by ten seconds; docs/benchmarks.md gives
+// its figures from when batches kept the values they replaced until a
+// trim.
+func BenchmarkMemoryAfterBatches(b *testing.B) {
+	dropFilled()
+	const n = 100000
+	forLibs(b, []string{"switchyard", floorName}, func(b *testing.B, lib string) {
+		b.Run("val="+services.name, func(b *testing.B) {
+			b.Run(fmt.Sprintf("N=%d/k=%d", n, afterBatchesSize), func(b *testing.B) {
+				for _, s := range []int{0, 1, 8} {
+					b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
+						heapAfter(b, lib, services, n, s, n, afterBatchesSize)
+					})
+				}
+			})
+		})
+	})
+}
+
+// storeBatches makes stores Stores into m in batches of batch, the i-th of
+// ring[i] at keys[i], keys and ring taken round.
+func storeBatches[V any](m kv[V], keys []string, ring []V, stores, batch int) {
+	n := len(keys)
+	bk, bv := make([]string, batch), make([]V, batch)
+	for i := 0; i < stores; i += batch {
+		for j := range batch {
+			bk[j], bv[j] = keys[(i+j)%n], ring[(i+j)%ringSize]
+		}
+		switch m := m.(type) {
+		case *ours[V]:
+			m.m.Batch(func(tx *watchable.Batch[string, V]) {
+				for j, k := range bk {
+					tx.Store(k, bv[j])
+				}
+			})
+		case *floor[V]:
+			m.StoreBatch(bk, bv)
+		default:
+			panic(fmt.Sprintf("storeBatches: %T makes no batches", m))
+		}
+	}
 }
