@@ -40,7 +40,8 @@
 // the version after all of those. What it replaced that a snapshot may
 // still read, it keeps: when that is a good part of the batch, by keeping
 // a copy of its undo log, frozen, which the older snapshots go on reading
-// by version (frozen.go), and otherwise in records; a later write to a
+// by version (frozen.go; its pointers in keep blocks of its own), and
+// otherwise in records; a later write to a
 // slot moves what the frozen log holds of it into the slot's records. A snapshot is a version number and
 // the slot array of that version, taken in O(1); Get at a version reads
 // the slot, and its records and its page's copies when the slot is newer.
