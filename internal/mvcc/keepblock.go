@@ -78,11 +78,12 @@ func (k *keepBlocks) next() {
 	k.all = append(k.all, k.ref)
 }
 
-// adopt makes b, the full block of a page copy's values (see
-// pointerPageCopy) whose weak pointer is ref, the current block: the
-// snapshots that read the copy reach it as they reach the values kept
-// before it, and the next value kept starts a block after it. Writer
-// only, when the copy is linked.
+// adopt makes b, a block of a page copy's or a frozen batch's values
+// (see pointerPageCopy, frozenBatch) whose weak pointer is ref, the
+// current block: the snapshots that read the copy or the batch reach it
+// as they reach the values kept before it, and the next value kept
+// starts a block after it. Writer only, when the copy or the batch is
+// listed.
 func (k *keepBlocks) adopt(b *keepBlock, ref weak.Pointer[keepBlock]) {
 	k.cur.next = b
 	k.cur, k.ref, k.used, k.moved = b, ref, keepBlockLen, true
