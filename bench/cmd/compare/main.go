@@ -67,7 +67,10 @@ var plan = []run{
 	// both run in one invocation, seconds apart: the machine's speed drifts
 	// by tens of percent over minutes, and a quotient of figures taken
 	// minutes apart moved with it (plan_test.go checks every target's
-	// pairs). The peer's subscribed Stores need fewer iterations (below).
+	// pairs). Within it, each N runs the peer, ours and the floor in turn
+	// (BenchmarkStore), so the floor's samples follow ours at the same N
+	// rather than every other N's. The peer's subscribed Stores need fewer
+	// iterations (below).
 	// Each Store of a k8s value allocates more than a kilobyte, so each
 	// sample spans whole collection cycles (bench/cycles_test.go): 20,000
 	// Stores after testing's forced collection met none at N=100,000, and

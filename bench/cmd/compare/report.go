@@ -127,7 +127,7 @@ var sections = []section{
 			"their iteration count is the least number of Stores, and the figures are per Store of the span. " +
 			"B/op and allocs/op count every goroutine, so they include the peer's per-subscriber copies of the map. " +
 			"**floor** is a Go map under a mutex storing the same deep-copied value (bench/lib.go), and its figure in this table is without subscribers: " +
-			"÷ floor divides ours by it, at any S: for Kubernetes-style values both run in one invocation, seconds apart; " +
+			"÷ floor divides ours by it, at any S: for Kubernetes-style values both run in one invocation, the floor's Stores at each N right after ours (bench/store_test.go runs each N's libraries in turn: the peer, switchyard, the floor); " +
 			"for the others, in separate ones. For Kubernetes-style values the floor also runs with eight subscribers that are told of each Store and read nothing: " +
 			"what eight readers on these cores cost a plain map's writer, shown under target 3.",
 		bench: "BenchmarkStore", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
