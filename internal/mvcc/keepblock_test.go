@@ -30,14 +30,7 @@ func TestKeptValuesDieWithTheirSnapshots(t *testing.T) {
 		t.Fatalf("kept %d and %d in the lists; want %d, untrimmed, for the test to mean anything", tb.kept, tb.History(), stores)
 	}
 	// Every value but the last was replaced, and its snapshot let go of.
-	want := int32(stores - keepBlockLen)
-	deadline := time.Now().Add(2 * time.Second)
-	for freed.Load() < want && time.Now().Before(deadline) {
-		collect()
-	}
-	if n := freed.Load(); n < want {
-		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, stores, want)
-	}
+	awaitFreed(t, &freed, stores, stores-keepBlockLen)
 	if v, ok := tb.Load(0); !ok || !v.intact(stores) {
 		t.Fatalf("Load reads %v, %v; want the value of %d, intact", v, ok, stores)
 	}
@@ -77,19 +70,8 @@ func TestPageCopyValuesDieWithTheirSnapshots(t *testing.T) {
 	// Every round's values but the last were replaced, and the
 	// snapshots that read them let go of; the current keep block holds
 	// the last round's copy.
-	want := int32((rounds - 1) * pageSize)
-	deadline := time.Now().Add(2 * time.Second)
-	for freed.Load() < want && time.Now().Before(deadline) {
-		collect()
-	}
-	if n := freed.Load(); n < want {
-		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, rounds*pageSize, want)
-	}
-	for k := range pageSize {
-		if v, ok := tb.Load(k); !ok || !v.intact(id(rounds, k)) {
-			t.Fatalf("Load reads %v, %v for %d; want the value of round %d, intact", v, ok, k, rounds)
-		}
-	}
+	awaitFreed(t, &freed, rounds*pageSize, (rounds-1)*pageSize)
+	loadsRound(t, tb, pageSize, rounds, id)
 }
 
 // TestFrozenBatchValuesDieWithTheirSnapshots is
@@ -130,17 +112,32 @@ func TestFrozenBatchValuesDieWithTheirSnapshots(t *testing.T) {
 	}
 	// Every round's values but the last were replaced, and the
 	// snapshots that read them let go of.
-	want := int32((rounds - 1) * keys)
+	awaitFreed(t, &freed, rounds*keys, (rounds-1)*keys)
+	loadsRound(t, tb, keys, rounds, id)
+}
+
+// awaitFreed collects garbage until freed has counted want of the made
+// values a test replaced, or two seconds have passed, and fails t if it
+// has not: no trim ran, so the collector alone freed them.
+func awaitFreed(t *testing.T, freed *atomic.Int32, made, want int) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
-	for freed.Load() < want && time.Now().Before(deadline) {
+	for int(freed.Load()) < want && time.Now().Before(deadline) {
 		collect()
 	}
-	if n := freed.Load(); n < want {
-		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, rounds*keys, want)
+	if n := freed.Load(); int(n) < want {
+		t.Fatalf("%d of %d replaced values were freed without a trim; want at least %d", n, made, want)
 	}
+}
+
+// loadsRound checks that tb's Load reads, at each of its first keys keys,
+// the value that round stored, intact; id names the value of a round and
+// key.
+func loadsRound(t *testing.T, tb *Table[int, *payload], keys, round int, id func(round, k int) uint64) {
+	t.Helper()
 	for k := range keys {
-		if v, ok := tb.Load(k); !ok || !v.intact(id(rounds, k)) {
-			t.Fatalf("Load reads %v, %v for %d; want the value of round %d, intact", v, ok, k, rounds)
+		if v, ok := tb.Load(k); !ok || !v.intact(id(round, k)) {
+			t.Fatalf("Load reads %v, %v for %d; want the value of round %d, intact", v, ok, k, round)
 		}
 	}
 }
