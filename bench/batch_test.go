@@ -54,26 +54,31 @@ func benchBatch(b *testing.B, lib string, held bool) {
 			sinkSnapshot = o.t.Snapshot()
 		}
 		b.StartTimer()
-		switch m := m.(type) {
-		case *ours[int]:
-			m.m.Batch(func(tx *watchable.Batch[string, int]) {
-				for j, k := range bk {
-					tx.Store(k, bv[j])
-				}
-			})
-		case *floor[int]:
-			m.StoreBatch(bk, bv)
-		case *model[int]:
-			m.StoreBatch(bk, bv)
-		default:
-			for j, k := range bk {
-				m.Store(k, bv[j])
-			}
-		}
+		storeBatch(m, bk, bv)
 	}
 	ops(m, op*batchSize)
 	sinkState = watchable.State[string, int]{}
 	sinkSnapshot = mvcc.Snapshot[string, int]{}
+}
+
+// storeBatch stores values[i] at keys[i] into m in one batch: Map.Batch
+// for switchyard, StoreBatch for the floor and the model, and one Store
+// after another for the peer, which has no batch.
+func storeBatch[V any](m kv[V], keys []string, values []V) {
+	switch m := m.(type) {
+	case *ours[V]:
+		m.m.Batch(func(tx *watchable.Batch[string, V]) {
+			for j, k := range keys {
+				tx.Store(k, values[j])
+			}
+		})
+	case interface{ StoreBatch([]string, []V) }:
+		m.StoreBatch(keys, values)
+	default:
+		for j, k := range keys {
+			m.Store(k, values[j])
+		}
+	}
 }
 
 // sinkState and sinkSnapshot hold the State or snapshot a benchmark took,

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-
-	"github.com/switchyard-go/switchyard/watchable"
 )
 
 // memoryStores returns how many Stores the memory scenario makes after
@@ -166,17 +164,6 @@ func storeBatches[V any](m kv[V], keys []string, ring []V, stores, batch int) {
 		for j := range batch {
 			bk[j], bv[j] = keys[(i+j)%n], ring[(i+j)%ringSize]
 		}
-		switch m := m.(type) {
-		case *ours[V]:
-			m.m.Batch(func(tx *watchable.Batch[string, V]) {
-				for j, k := range bk {
-					tx.Store(k, bv[j])
-				}
-			})
-		case *floor[V]:
-			m.StoreBatch(bk, bv)
-		default:
-			panic(fmt.Sprintf("storeBatches: %T makes no batches", m))
-		}
+		storeBatch(m, bk, bv)
 	}
 }
