@@ -35,25 +35,21 @@ import (
 func BenchmarkStore(b *testing.B) {
 	ns := sizes(b)
 	libs := withModel([]string{"peer", "switchyard", floorName})
-	storeMatrix(b, libs, ints, ns, func(lib string) []int {
-		if lib == floorName {
-			return []int{0}
-		}
-		return subscriberCounts()
-	}, 0)
-	storeMatrix(b, libs, protos, ns, func(lib string) []int {
-		if lib == floorName {
-			return []int{0}
-		}
-		return []int{0, 8}
-	}, 100000)
-	storeMatrix(b, libs, services, ns, func(lib string) []int {
-		if lib == floorName {
-			return []int{0, 8}
-		}
-		return []int{0, 1, 8}
-	}, 0)
+	storeMatrix(b, libs, ints, ns, floorOr([]int{0}, subscriberCounts()), 0)
+	storeMatrix(b, libs, protos, ns, floorOr([]int{0}, []int{0, 8}), 100000)
+	storeMatrix(b, libs, services, ns, floorOr([]int{0, 8}, []int{0, 1, 8}), 0)
 	dropFilled()
+}
+
+// floorOr returns the subscriber counts of a library: floor for the
+// floor, others for the rest.
+func floorOr(floor, others []int) func(lib string) []int {
+	return func(lib string) []int {
+		if lib == floorName {
+			return floor
+		}
+		return others
+	}
 }
 
 // storeMatrix runs benchStore for every N of ns, library of libs and S of
