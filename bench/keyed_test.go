@@ -65,8 +65,8 @@ func BenchmarkKeyedSubscribers(b *testing.B) {
 	})
 }
 
-// pairedBlock is how many Stores one side of a paired sample makes before
-// the other takes its turn: a few hundred microseconds, short against the
+// pairedBlock is how many Stores one side of a paired sample (here, and in
+// BenchmarkIdleSubscriber) makes before the other takes its turn: a few hundred microseconds, short against the
 // seconds the machine keeps one speed, and long against the dozen cache
 // misses that bring the one subscriber's Stores back to their hot state
 // after the other side's turn (under a nanosecond a Store, well under 1%).

@@ -109,6 +109,10 @@ type section struct {
 	// of ns/op, and its figure is the floor's at the scenario's own S
 	// rather than at S=0.
 	floorUnit string
+	// floorPaired, when a scenario of ours has it, is the floor's figure
+	// that each of its samples took too, alongside ours: the floor's
+	// column shows it instead of the floor's own scenario.
+	floorPaired string
 	// relative adds, for ns/op, ours divided by ours in the scenario of
 	// the same name but with the last key's value replaced by base.
 	relative, base string
@@ -137,8 +141,11 @@ var sections = []section{
 		about: "10,000 Stores into a map of 100,000 integers, applied together: switchyard's Batch, the floor's writes under one hold of its lock, " +
 			"and the peer, which has no batches, with 10,000 Stores. One op is the whole batch; there are no subscribers. " +
 			"Every Store overwrites a key present, so switchyard's batch is made in place; with held=State a State of the map " +
-			"is taken before each batch, as a reader would, and the batch keeps what it replaces for that State (the floor and the peer have no States).",
-		bench: "BenchmarkBatch", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true,
+			"is taken before each batch, as a reader would, and the batch keeps what it replaces for that State (the floor and the peer have no States). " +
+			"The floor's figure is taken alongside ours: each sample makes the same batches into a floor map of its own, four at a time taking turns with ours, " +
+			"each map read whole (a Load of every key, not timed) before its turn, so that both meet their batches as warm as they would alone (bench/batch_test.go); " +
+			"÷ floor divides the two, as target 2 does.",
+		bench: "BenchmarkBatch", units: []string{"ns/op", "B/op", "allocs/op"}, floor: true, floorPaired: floorPairedUnit,
 	},
 	{
 		title: "Store-to-subscriber latency",
@@ -176,8 +183,11 @@ var sections = []section{
 			"with one lazy reader that never reads (idle=lazy: a Notify registration holding the State it took first, as a reader of State.UpdatesSince does between reads). " +
 			"retained-MB is how much more live heap (after a full GC) the map holds after the run's Stores than before them: " +
 			"with a never-reading subscriber, switchyard keeps at most one pending update per key, the peer one per Store, without bound " +
-			"(compare it with the run's iteration count in the commands below).",
-		bench: "BenchmarkIdleSubscriber", units: []string{"ns/op", "retained-MB"},
+			"(compare it with the run's iteration count in the commands below). " +
+			"With a reader, each sample also makes the same Stores into a second map of the library without one, in blocks of 1,000 taking turns " +
+			"(bench/idle_test.go), half the run's Stores each: ns/op is the reader's map's, idle0-ns/op the other's, taken over the same fraction of a second, " +
+			"and ÷ idle=0 divides the two, as target 5 does.",
+		bench: "BenchmarkIdleSubscriber", units: []string{"ns/op", idlePairedUnit, "retained-MB"}, relative: "idle", base: "0", baseUnit: idlePairedUnit,
 	},
 	{
 		title: "Memory",
@@ -344,20 +354,30 @@ func writeSection(w io.Writer, t *table, s section) {
 				fs = floorScenario(sc)
 			}
 			o, okO := t.metric(sc, ours, u)
-			f, okF := t.metric(fs, floor, u)
-			row += fmt.Sprintf(" %s | %s |", cell(t, fs, floor, u, f, okF), ratio(o, okO, f, okF))
-		}
-		if s.relative != "" {
-			o, okO := t.metric(sc, ours, "ns/op")
-			b, okB := t.metric(sc, ours, s.baseUnit)
-			if !okB {
-				b, okB = t.metric(withKey(sc, s.relative, s.base), ours, "ns/op")
+			fl, fu := floor, u
+			if _, ok := t.metric(sc, ours, s.floorPaired); ok && s.floorPaired != "" {
+				fs, fl, fu = sc, ours, s.floorPaired
 			}
-			row += fmt.Sprintf(" %s |", ratio(o, okO, b, okB))
+			f, okF := t.metric(fs, fl, fu)
+			row += fmt.Sprintf(" %s | %s |", cell(t, fs, fl, fu, f, okF), ratio(o, okO, f, okF))
 		}
-		fmt.Fprintln(w, row)
+		fmt.Fprintln(w, row+relativeCell(t, s, sc))
 	}
 	fmt.Fprintln(w)
+}
+
+// relativeCell is the cell of a section's relative column for scenario sc,
+// or nothing if the section has none.
+func relativeCell(t *table, s section, sc string) string {
+	if s.relative == "" {
+		return ""
+	}
+	o, okO := t.metric(sc, ours, "ns/op")
+	b, okB := t.metric(sc, ours, s.baseUnit)
+	if !okB {
+		b, okB = t.metric(withKey(sc, s.relative, s.base), ours, "ns/op")
+	}
+	return fmt.Sprintf(" %s |", ratio(o, okO, b, okB))
 }
 
 // floorOf is the unit of the section's floor column.
@@ -649,10 +669,20 @@ func storeAlone(t *table, val string) target {
 	return j.target(fmt.Sprintf("1. Store with no subscriber (%s): ≤ 1.5× the peer at N ≤ 10,000, ≤ 2× at 100,000 and 1,000,000 (ours ÷ peer)", val))
 }
 
+// floorPairedUnit is the floor's figure that each sample of
+// BenchmarkBatch takes alongside the library's (see bench/batch_test.go).
+const floorPairedUnit = "floor-ns/op"
+
+// batchTarget judges target 2 on the floor's batches that each sample took
+// alongside ours (floorPairedUnit); a run from before those divides by the
+// floor's own scenario.
 func batchTarget(t *table) target {
 	var j judge
 	sc := "BenchmarkBatch/val=int/N=100000/k=10000"
-	q := quotient(t, sc, ours, sc, floor, "ns/op")
+	q := quotientOf(t, sc, ours, "ns/op", sc, ours, floorPairedUnit)
+	if !q.ok {
+		q = quotient(t, sc, ours, sc, floor, "ns/op")
+	}
 	j.add("ours ÷ floor", q, 2)
 	return j.target("2. Batch of 10,000 Stores into a 100,000-entry map (int): ≤ 2× the floor")
 }
@@ -888,9 +918,19 @@ func idleCost(t *table, lib string, n int, idle string) (float64, bool) {
 	return q.v - 1, q.ok
 }
 
-// idleQuot is idleCost as a quotient of times: 1.1 is 10% slower.
+// idlePairedUnit is the figure without a reader that each sample of
+// BenchmarkIdleSubscriber with one takes alongside its own, in blocks
+// taking turns (see bench/idle_test.go).
+const idlePairedUnit = "idle0-ns/op"
+
+// idleQuot is idleCost as a quotient of times: 1.1 is 10% slower. It
+// divides each sample by the figure it took alongside (idlePairedUnit); a
+// run from before those divides by the idle=0 scenario.
 func idleQuot(t *table, lib string, n int, idle string) quot {
 	base := fmt.Sprintf("BenchmarkIdleSubscriber/val=int/N=%d/idle=", n)
+	if q := quotientOf(t, base+idle, lib, "ns/op", base+idle, lib, idlePairedUnit); q.ok {
+		return q
+	}
 	return quotient(t, base+idle, lib, base+"0", lib, "ns/op")
 }
 
@@ -902,8 +942,8 @@ func writeTargets(w io.Writer, t *table, others []otherRun) {
 		"invocation of the benchmarks, seconds apart, because the machine's speed drifts over minutes (plan_test.go "+
 		"in bench/cmd/compare checks the plan for it); for targets 5, 6 and 7a, whose samples last a fraction of a second, "+
 		"from five rounds of one invocation, each taking one sample of both figures, so that a block of samples of one "+
-		"figure cannot fall in a faster minute than the block of the other. Target 6 pairs them closer still: each of its "+
-		"samples makes both figures' Stores, in blocks of 1,000 taking turns (see Keyed subscriptions below). The sections below give the figures themselves. "+
+		"figure cannot fall in a faster minute than the block of the other. Targets 2, 5 and 6 pair them closer still: each of their "+
+		"samples takes both figures, in blocks taking turns (see Batch, A subscriber that never reads, and Keyed subscriptions below). The sections below give the figures themselves. "+
 		"In parentheses, where both figures have several samples: the lowest and the highest quotient of the samples "+
 		"paired in the order they ran (first with first, and so on), which shows how far the figure moved within "+
 		"this run. A verdict is taken on the quotient of medians; where the range spans the limit, another run can "+

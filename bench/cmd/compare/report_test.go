@@ -105,11 +105,11 @@ BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=0-2   100000   100 ns/op
 }
 
 func TestReportShowsBlockedPeer(t *testing.T) {
-	tb := mustParse(t, `BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1050 ns/op   0.5 retained-MB
+	tb := mustParse(t, `BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=1-2   100000   1050 ns/op   700 idle0-ns/op   0.5 retained-MB
 --- SKIP: BenchmarkIdleSubscriber/lib=peer/val=int/N=10000/idle=1-2
     idle_test.go:61: publisher blocked after 3 of 100 stores
 `)
-	reportHas(t, tb, "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 500 kB | blocks | — |")
+	reportHas(t, tb, "| int, N=10000, idle=1 | 1.05 µs | blocks | — | 700 ns | blocks | — | 500 kB | blocks | — | 1.50× |")
 }
 
 // reportHas checks that the report of tb has each of the lines want.
@@ -243,6 +243,11 @@ func TestIdleTarget(t *testing.T) {
 			"n/a: Subscribe channel +50.0%"},
 		{base + "0-2 100 100 ns/op\n" + base + "lazy-2 100 99 ns/op\n",
 			"PASS: lazy reader (Notify, State.UpdatesSince) -1.0%"},
+		// Samples that took the figure without a reader alongside are
+		// divided by it, not by idle=0's: +5% and +50%, where idle=0
+		// would say +20% and +100%.
+		{base + "0-2 100 100 ns/op\n" + base + "1-2 100 200 ns/op 133.3333 idle0-ns/op\n" + base + "lazy-2 100 120 ns/op 114.2857 idle0-ns/op\n",
+			"PASS: lazy reader (Notify, State.UpdatesSince) +5.0%; Subscribe channel +50.0%"},
 	}
 	for _, tt := range tests {
 		tg := idleTarget(mustParse(t, tt.input))
@@ -279,6 +284,22 @@ BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   200 ns/op
 	if got, want := batchTarget(tb).measured, "ours ÷ floor 2.00×"; got != want {
 		t.Errorf("with one sample of ours, batchTarget = %q; want %q", got, want)
 	}
+}
+
+// TestBatchTargetDividesByThePairedFloor checks that target 2 and the
+// Batch table divide each sample by the floor's batches it took alongside
+// (bench/batch_test.go), not by the floor's own scenario, when a run has
+// those.
+func TestBatchTargetDividesByThePairedFloor(t *testing.T) {
+	tb := mustParse(t, `BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   300 ns/op   200 floor-ns/op
+BenchmarkBatch/lib=switchyard/val=int/N=100000/k=10000-2   20   330 ns/op   150 floor-ns/op
+BenchmarkBatch/lib=floor/val=int/N=100000/k=10000-2   20   100 ns/op
+`)
+	got := batchTarget(tb)
+	if want := "ours ÷ floor 1.80× (1.50–2.20)"; got.measured != want || got.verdict != "PASS, within noise" {
+		t.Errorf("batchTarget = %q, %s; want %q, PASS, within noise", got.measured, got.verdict, want)
+	}
+	reportHas(t, tb, "| int, N=100000, k=10000 | 315 ns | — | — | — | — | — | — | — | — | 175 ns | 1.80× |")
 }
 
 func TestVerdictWithinNoise(t *testing.T) {
