@@ -112,7 +112,7 @@ func (a *array) frozenOf(ver uint64) (*frozenBatch, uint64) {
 // slots' versions. A Load of the version before the batch that read an
 // entry reads again, for the trims counter moved on.
 func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
-	n := t.undo.n.Load()
+	n := t.undo.n
 	kept, thawed := 0, 0
 	t.undo.each(func(u *undo) {
 		w := u.w.Load()

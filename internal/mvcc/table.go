@@ -580,11 +580,11 @@ func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del 
 	ver := w & verMask
 	first := w == 0 || ver < t.batch
 	if first {
-		if t.batch+t.undo.n.Load()+2 > verMask {
+		if t.batch+t.undo.n+2 > verMask {
 			// The slot's version and the batch's (see published).
 			panic("mvcc: the table has used up its 2^50 versions")
 		}
-		ver = t.batch + t.undo.add(m.arr, s, w, loadRaw(&s.v, t.ptr))
+		ver = t.batch + t.undo.add(m.arr, s, w, loadRaw(&s.v, t.ptr), t.ptr)
 	}
 	if w == 0 {
 		s.kp = t.keyPtr(k) // nobody reads it before the slot's word is set
@@ -692,7 +692,7 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 // next, for the stamp of each version is kept by its parity and cur's
 // must stay until it is published.
 func (t *Table[K, V]) published(cur uint64) uint64 {
-	v := t.batch + t.undo.n.Load()
+	v := t.batch + t.undo.n
 	if (v-cur)&1 == 0 {
 		v++
 	}
@@ -727,7 +727,7 @@ func (t *Table[K, V]) endBatch(arr *array) {
 			t.keep(newest + 1)
 		}
 	}
-	t.undo.end(t.n)
+	t.undo.end(t.n, t.ptr)
 	if t.trimDue() {
 		t.trim(t.kept <= t.trimAt)
 	}

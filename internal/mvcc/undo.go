@@ -16,12 +16,20 @@ import (
 //
 // The writer reuses the entries from one batch to the next: a reader
 // that read an entry checks that base did not change meanwhile.
+//
+// Readers never read the count of entries: a reader learns an index from
+// a slot's word, which the writer stores after the entry (see find). Each
+// atomic store is a locked instruction on amd64: an entry takes two, its
+// word and the one value the table's kind has (and a third in a table of
+// pointers, when end clears the value). Until round forty-two it took
+// five, the count and both values stored and a pointer cleared, about a
+// fifth of the cost of a Store in a batch of integers.
 type undoLog struct {
 	// base is the first version of the Batch under way, 0 outside one.
 	// The writer sets it after n is 0, and clears it before it reuses
 	// the entries.
 	base   atomic.Uint64
-	n      atomic.Uint64 // entries written; an entry is written before it is counted
+	n      uint64 // entries written; the writer's alone
 	blocks atomic.Pointer[[]*undoBlock]
 }
 
@@ -31,8 +39,9 @@ const undoBlockSize = 256
 type undoBlock [undoBlockSize]undo
 
 // undo is a slot as it was before a Batch first wrote it: its word (0 if
-// the slot was empty) and its value. a and s are the writer's; readers
-// read w, p and n, atomically.
+// the slot was empty) and its value, in p in a table of pointers and in n
+// in any other. a and s are the writer's; readers read w and the value,
+// atomically.
 type undo struct {
 	a *array
 	s *slot
@@ -51,14 +60,15 @@ func (u *undo) value(ptr bool) raw {
 // begin starts the log of a batch whose first version is base. Writer
 // only.
 func (l *undoLog) begin(base uint64) {
-	l.n.Store(0)
+	l.n = 0
 	l.base.Store(base)
 }
 
-// add records that slot s of array a held word w and value v, and returns
-// its index: the batch writes s as version base+index. Writer only.
-func (l *undoLog) add(a *array, s *slot, w uint64, v raw) uint64 {
-	x := l.n.Load()
+// add records that slot s of array a held word w and value v (a pointer
+// if ptr), and returns its index: the batch writes s as version
+// base+index, after add returns. Writer only.
+func (l *undoLog) add(a *array, s *slot, w uint64, v raw, ptr bool) uint64 {
+	x := l.n
 	bp := l.blocks.Load()
 	if bp == nil || x/undoBlockSize >= uint64(len(*bp)) {
 		var blocks []*undoBlock
@@ -72,9 +82,12 @@ func (l *undoLog) add(a *array, s *slot, w uint64, v raw) uint64 {
 	u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
 	u.a, u.s = a, s
 	u.w.Store(w)
-	atomic.StorePointer(&u.p, v.p)
-	atomic.StoreUint64(&u.n, v.n)
-	l.n.Store(x + 1) // before the slot's word gives the index away
+	if ptr {
+		atomic.StorePointer(&u.p, v.p)
+	} else {
+		atomic.StoreUint64(&u.n, v.n)
+	}
+	l.n = x + 1
 	return x
 }
 
@@ -82,9 +95,18 @@ func (l *undoLog) add(a *array, s *slot, w uint64, v raw) uint64 {
 // held before, and false if ver is not one of its versions, or the batch
 // ended meanwhile: then what the slot held is in its list of older
 // values, if a snapshot may read it (see Table.endBatch). Any goroutine.
+//
+// The caller read ver in a slot's word, before find loads base. While
+// base is the same, from that load until the check at the end, ver is
+// the batch's: versions before it are below base, and the writer writes
+// none after the batch's until it has cleared base. So the entry's index
+// is ver-base, and the entry was written before the slot's word that
+// gave ver away. A version newer than the batch, read in a word the
+// writer stored after clearing base, meets a base that is 0 or a later
+// batch's above it, or one that changes before the check.
 func (l *undoLog) find(ver uint64, ptr bool) (w uint64, v raw, ok bool) {
 	base := l.base.Load()
-	if base == 0 || ver < base || ver-base >= l.n.Load() {
+	if base == 0 || ver < base {
 		return 0, raw{}, false
 	}
 	x := ver - base
@@ -109,16 +131,16 @@ func (l *undoLog) find(ver uint64, ptr bool) (w uint64, v raw, ok bool) {
 // each calls fn with each entry, in order. Writer only.
 func (l *undoLog) each(fn func(u *undo)) {
 	bp := l.blocks.Load()
-	for x := range l.n.Load() {
+	for x := range l.n {
 		fn(&(*bp)[x/undoBlockSize][x%undoBlockSize])
 	}
 }
 
 // end closes the batch's log. It keeps the blocks for the next batch
 // only while they are small beside a table of keys keys, and lets go of
-// the values they hold. Writer only.
-func (l *undoLog) end(keys int) {
-	n := l.n.Load()
+// the values they hold (pointers if ptr). Writer only.
+func (l *undoLog) end(keys int, ptr bool) {
+	n := l.n
 	l.base.Store(0) // before the entries are changed: see at
 	bp := l.blocks.Load()
 	if bp == nil {
@@ -131,7 +153,9 @@ func (l *undoLog) end(keys int) {
 	for x := range n {
 		u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
 		u.a, u.s = nil, nil
-		atomic.StorePointer(&u.p, nil)
+		if ptr {
+			atomic.StorePointer(&u.p, nil)
+		}
 	}
 }
 
