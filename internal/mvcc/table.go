@@ -598,7 +598,11 @@ func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del 
 			t.newMeta(new(meta), m.arr, t.batch)
 		}
 	}
-	t.write(m.arr, s, tag, w, ver, r, del, nil, false)
+	nw := tag | ver
+	if del {
+		nw |= deleted
+	}
+	t.storeSlot(s, w, nw, r) // nothing to keep: readers of the batch's slots read the undo log
 	if logging && first {
 		t.log.append(Entry[K]{ver, k})
 	}
@@ -850,12 +854,7 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 	if del {
 		nw |= deleted
 	}
-	if w == 0 {
-		storeRaw(&s.v, val, t.ptr)
-		s.word.Store(nw)
-		return
-	}
-	if w&verMask < ver && t.batch == 0 && !skip {
+	if w != 0 && w&verMask < ver && t.batch == 0 && !skip {
 		if r == nil {
 			r = t.record()
 		}
@@ -867,7 +866,15 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 		a.keep(s.index(a.slots), r)
 		t.keep(ver)
 	}
-	if w&deleted != 0 {
+	t.storeSlot(s, w, nw, val)
+}
+
+// storeSlot stores word nw and value val in slot s, whose word was w: the
+// value first where the slot was empty or its key deleted, the word first
+// where it held a value, the order readers rely on (see current and at).
+// Writer only.
+func (t *Table[K, V]) storeSlot(s *slot, w, nw uint64, val raw) {
+	if w == 0 || w&deleted != 0 {
 		storeRaw(&s.v, val, t.ptr)
 		s.word.Store(nw)
 		return
