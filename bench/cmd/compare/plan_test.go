@@ -119,10 +119,12 @@ func matchLevels(pattern string, levels []string) bool {
 }
 
 // TestShortQuotientsRunInRounds checks that the figures of targets 5, 6
-// and 7a, samples of a fraction of a second each, are taken in rounds that
-// alternate them (see run.rounds).
+// and 7a, and of target 1's integers up to N=100,000, samples of a
+// fraction of a second each, are taken in rounds that alternate them (see
+// run.rounds).
 func TestShortQuotientsRunInRounds(t *testing.T) {
 	for _, name := range []string{
+		"BenchmarkStore/lib=peer/val=int/N=10000/S=0",
 		"BenchmarkIdleSubscriber/lib=switchyard/val=int/N=10000/idle=lazy",
 		"BenchmarkKeyedSubscribers/lib=switchyard/val=int/N=10000/how=keys/S=10000",
 		"BenchmarkLoad/lib=floor/val=int/N=100000",

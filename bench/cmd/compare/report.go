@@ -940,7 +940,7 @@ func writeTargets(w io.Writer, t *table, others []otherRun) {
 	fmt.Fprintf(w, "## Targets\n\nThe targets of issue 14 (numbered as there), then those of the first benchmark issue. "+
 		"Each figure is a quotient of medians from this run. For the targets of issue 14, both medians come from one "+
 		"invocation of the benchmarks, seconds apart, because the machine's speed drifts over minutes (plan_test.go "+
-		"in bench/cmd/compare checks the plan for it); for targets 5, 6 and 7a, whose samples last a fraction of a second, "+
+		"in bench/cmd/compare checks the plan for it); for targets 5, 6 and 7a and target 1's integers up to 100,000 entries, whose samples last a fraction of a second, "+
 		"from five rounds of one invocation, each taking one sample of both figures, so that a block of samples of one "+
 		"figure cannot fall in a faster minute than the block of the other. Targets 2, 5 and 6 pair them closer still: each of their "+
 		"samples takes both figures, in blocks taking turns (see Batch, A subscriber that never reads, and Keyed subscriptions below). The sections below give the figures themselves. "+
