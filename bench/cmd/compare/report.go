@@ -816,7 +816,12 @@ func keyedTarget(t *table) target {
 			tg.verdict += "; " + r.name + ": " + rt.verdict
 		}
 	}
-	if q := quotient(t, sc+"subset/S=1000", ours, sc+"subset/S=1", ours, "ns/op"); q.ok && tg.measured != "" {
+	subset := sc + "subset/S=1000"
+	q := quotientOf(t, subset, ours, "ns/op", subset, ours, pairedUnit)
+	if !q.ok { // a run from before the paired samples
+		q = quotient(t, subset, ours, sc+"subset/S=1", ours, "ns/op")
+	}
+	if q.ok && tg.measured != "" {
 		tg.measured += fmt.Sprintf(" (SubscribeSubset: S=1,000 ÷ S=1 %s)", formatRatio(q.v))
 	}
 	return tg
