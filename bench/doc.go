@@ -20,7 +20,13 @@
 // Two references that are not libraries run beside them. lib=floor, in
 // the scenarios whose targets are set against it, is a Go map under a
 // mutex storing the same deep copies, whose subscribers are told of each
-// Store and read the map itself. lib=mvcc, only with -model, is the
+// Store and read the map itself. Where a target's quotient must pair its
+// figures closer than one sub-benchmark after another can, each sample
+// takes the other figure too, in blocks taking turns, and reports it
+// under a unit of its own: the floor's batches in BenchmarkBatch
+// (floor-ns/op), the Stores without a reader in BenchmarkIdleSubscriber
+// (idle0-ns/op), the one subscriber's in BenchmarkKeyedSubscribers
+// (S1-ns/op). lib=mvcc, only with -model, is the
 // multi-version table modelled in internal/mvcc, for the comparison in
 // docs/design.md.
 //
