@@ -92,8 +92,7 @@ func benchIdle[V any](b *testing.B, lib string, vk valueKind[V], n int, idle str
 	before := liveHeap()
 
 	var progress atomic.Int64
-	var spent [2]time.Duration // the reader's map's, the plain map's
-	var made [2]int
+	tt := newTurns(plain != nil) // the reader's map is side 0, the plain map side 1
 	done := make(chan struct{})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -101,21 +100,13 @@ func benchIdle[V any](b *testing.B, lib string, vk valueKind[V], n int, idle str
 		defer close(done)
 		// Each map gets the same keys and values in the same order.
 		maps := [2]kv[V]{m, plain}
-		side, inBlock := 0, 0
-		start := time.Now()
 		for op := range b.N {
-			i := made[side] + inBlock
-			maps[side].Store(keys[i%n], ring[i%ringSize])
+			i := tt.next()
+			maps[tt.side].Store(keys[i%n], ring[i%ringSize])
 			progress.Store(int64(op + 1))
-			if inBlock++; inBlock == pairedBlock && plain != nil {
-				now := time.Now()
-				spent[side] += now.Sub(start)
-				made[side] += inBlock
-				start, side, inBlock = now, 1-side, 0
-			}
+			tt.done()
 		}
-		spent[side] += time.Since(start)
-		made[side] += inBlock
+		tt.stop()
 	}()
 	if !waitProgress(done, &progress) {
 		b.ReportMetric(1, "blocked")
@@ -125,10 +116,7 @@ func benchIdle[V any](b *testing.B, lib string, vk valueKind[V], n int, idle str
 		b.Skipf("publisher blocked after %d of %d stores with a never-reading subscriber", progress.Load(), b.N)
 	}
 	b.StopTimer()
-	if made[0] > 0 && made[1] > 0 {
-		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(made[0]), "ns/op")
-		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(made[1]), "idle0-ns/op")
-	}
+	tt.report(b, "idle0-ns/op")
 	b.ReportMetric(float64(liveHeap()-before)/1e6, "retained-MB")
 }
 

@@ -105,34 +105,20 @@ func benchKeyed(b *testing.B, how string, s int) {
 	// their allocation starts would otherwise mark them while the Stores
 	// run, which allocate nothing.
 	runtime.GC()
-	i, j := 0, 0
-	var spent [2]time.Duration
-	var made [2]int
-	side, n := 0, 0
-	start := time.Now()
+	tt := newTurns(one != nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		// Values past the fill's, all different: every Store is a change.
-		if side == 0 {
+		i := tt.next()
+		if tt.side == 0 {
 			o.Store(keys[i%s], ringSize+1+i)
-			i++
 		} else {
-			one.Store(keys[0], ringSize+1+j)
-			j++
+			one.Store(keys[0], ringSize+1+i)
 		}
-		if n++; n == pairedBlock && one != nil {
-			now := time.Now()
-			spent[side] += now.Sub(start)
-			made[side] += n
-			start, side, n = now, 1-side, 0
-		}
+		tt.done()
 	}
-	spent[side] += time.Since(start)
-	made[side] += n
-	if one != nil && made[0] > 0 && made[1] > 0 {
-		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(made[0]), "ns/op")
-		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(made[1]), "S1-ns/op")
-	}
+	tt.stop()
+	tt.report(b, "S1-ns/op")
 	runtime.KeepAlive(held)
 }
 
