@@ -37,7 +37,8 @@ func (b *Batch[K, V]) Store(key K, value V) {
 	if b.m.closed { // m.mu is held: it stays as the batch found it
 		return
 	}
-	c := b.m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	b.m.tab.Find(key, &c)
 	old, ok := c.Value()
 	silent := ok && equalAs(b.plain, old, value)
 	if silent && exactAs[V](b.plain) {
@@ -69,7 +70,8 @@ func (b *Batch[K, V]) Delete(key K) {
 	if b.m.closed {
 		return
 	}
-	c := b.m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	b.m.tab.Find(key, &c)
 	old, ok := c.Value()
 	if !ok {
 		return
@@ -85,7 +87,8 @@ func (b *Batch[K, V]) Delete(key K) {
 // Load returns a deep copy of the value for key as the batch has it so far.
 func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
-	c := b.m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	b.m.tab.Find(key, &c)
 	v, ok := c.Value()
 	if !ok {
 		return v, false
@@ -200,7 +203,8 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 		}
 		exact := exactAs[V](b.plain)
 		for k, v := range entries {
-			c := m.tab.Find(k)
+			var c mvcc.Ref[K, V]
+			m.tab.Find(k, &c)
 			old, ok := c.Value()
 			silent := ok && equalAs(b.plain, old, v)
 			if silent && exact {

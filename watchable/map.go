@@ -135,7 +135,8 @@ func (m *Map[K, V]) store(key K, value V) {
 	if m.closed {
 		return
 	}
-	c := m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	m.tab.Find(key, &c)
 	m.storeAt(&c, value)
 }
 
@@ -181,7 +182,8 @@ func (m *Map[K, V]) Delete(key K) {
 func (m *Map[K, V]) delete(key K) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	m.tab.Find(key, &c)
 	old, ok := c.Value()
 	if !ok || m.closed {
 		return old, ok
@@ -210,7 +212,8 @@ func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
 func (m *Map[K, V]) loadOrStore(key K, value V) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	m.tab.Find(key, &c)
 	if v, ok := c.Value(); ok {
 		return v, true
 	}
@@ -243,7 +246,8 @@ func (m *Map[K, V]) CompareAndSwap(key K, old, new V) bool {
 	if m.closed {
 		return false
 	}
-	c := m.tab.Find(key)
+	var c mvcc.Ref[K, V]
+	m.tab.Find(key, &c)
 	v, ok := c.Value()
 	if !ok || !DeepEqual(v, old) {
 		return false

@@ -298,18 +298,27 @@ func (t *Table[K, V]) Delete(k K) bool { return t.DeleteStamped(k, t.writerStamp
 // DeleteStamped removes k, and reports whether it was there; if it was,
 // the stamp of the version it writes becomes stamp. Writer only.
 func (t *Table[K, V]) DeleteStamped(k K, stamp uint64) bool {
-	r := t.Find(k)
+	var r Ref[K, V]
+	t.Find(k, &r)
 	return r.Delete(stamp)
 }
 
-// Find looks for k, and returns what it found: k's newest value, and the
-// means to change it without looking again. Writer only: the Ref is good
-// until the writer's next change.
-func (t *Table[K, V]) Find(k K) Ref[K, V] {
+// Find looks for k, and sets r to what it found: k's newest value, and
+// the means to change it without looking again. Writer only: the Ref is
+// good until the writer's next change.
+//
+// It fills the caller's Ref rather than returning one: a Ref is seven
+// words, more than the compiler keeps in registers, so a returned Ref was
+// stored word by word and then copied sixteen bytes at a time into the
+// caller's variable, and each such load, straddling two of the stores just
+// made, waits for them to reach the cache (a failed store forward), on
+// every Store and every Store of a Batch (docs/design.md, *A Ref filled
+// in place*). Its fields are set one by one for the same reason.
+func (t *Table[K, V]) Find(k K, r *Ref[K, V]) {
 	t.ready()
 	m := t.meta.Load()
 	s, tag, w := t.find(m.arr.slots, k)
-	return Ref[K, V]{t: t, k: k, m: m, s: s, tag: tag, w: w}
+	r.t, r.k, r.m, r.s, r.tag, r.w = t, k, m, s, tag, w
 }
 
 // Ref is a key as Find found it.

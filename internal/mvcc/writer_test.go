@@ -83,7 +83,8 @@ func TestFindThenChange(t *testing.T) {
 	want := map[string]uint64{}
 	for i := range 100 {
 		k := fmt.Sprint("k", i%60)
-		r := tb.Find(k)
+		var r Ref[string, uint64]
+		tb.Find(k, &r)
 		if r.Key() != k {
 			t.Fatalf("Find(%q).Key() = %q", k, r.Key())
 		}
@@ -105,7 +106,8 @@ func TestFindThenChange(t *testing.T) {
 	if !maps.Equal(got, want) || tb.Len() != len(want) {
 		t.Errorf("after the changes Range gave %v (Len %d), want %v", got, tb.Len(), want)
 	}
-	if r := tb.Find("nothing"); r.Delete(1) {
+	var r Ref[string, uint64]
+	if tb.Find("nothing", &r); r.Delete(1) {
 		t.Error("Delete through the Ref of a missing key reported it there")
 	}
 }
