@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/switchyard-go/switchyard/bench/internal/gobench"
 )
 
 // run is one invocation of a package's benchmark binary.
@@ -389,7 +391,7 @@ func invoke(ctx context.Context, bin string, r run, pkg string, quick bool) ([]r
 	var runOut bytes.Buffer
 	c := exec.CommandContext(ctx, bin, args...)
 	c.Dir = r.pkg
-	c.Stdout = io.MultiWriter(&runOut, &progress{})
+	c.Stdout = io.MultiWriter(&runOut, &gobench.Progress{W: os.Stderr})
 	c.Stderr = os.Stderr
 	if err := c.Run(); err != nil {
 		return nil, command{}, nil, fmt.Errorf("running %s: %w", cmd, err)
@@ -497,24 +499,6 @@ func splitByPkg(results []result, pkg string) (side, solo []result) {
 }
 
 // progress echoes result lines to standard error while the suite runs.
-// go test writes a benchmark's name before running it and its figures
-// after, so only whole lines are echoed.
-type progress struct{ partial []byte }
-
-func (p *progress) Write(b []byte) (int, error) {
-	p.partial = append(p.partial, b...)
-	for {
-		i := bytes.IndexByte(p.partial, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		line := p.partial[:i+1]
-		if bytes.HasPrefix(line, []byte("Benchmark")) || bytes.HasPrefix(bytes.TrimSpace(line), []byte("--- ")) {
-			os.Stderr.Write(line)
-		}
-		p.partial = p.partial[i+1:]
-	}
-}
 
 func goCmd(ctx context.Context, stdout io.Writer, args ...string) error {
 	c := exec.CommandContext(ctx, "go", args...)

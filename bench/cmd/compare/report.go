@@ -31,7 +31,7 @@ type operand struct{ scenario, lib string }
 func newTable(results []result) *table {
 	t := &table{byScenario: map[string]map[string][]result{}}
 	for _, r := range results {
-		lib, scenario := r.lib()
+		lib, scenario := libOf(r)
 		if t.byScenario[scenario] == nil {
 			t.byScenario[scenario] = map[string][]result{}
 			t.order = append(t.order, scenario)
