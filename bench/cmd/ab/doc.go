@@ -29,6 +29,15 @@
 // every run's output, which benchstat reads, each followed by a comment
 // line naming its side and round.
 //
+// -quotient num,den adds a figure to every sample that reports both
+// units: num divided by den. Some benchmarks time a reference beside their
+// own work, seconds apart (BenchmarkBatch's floor-ns/op, the idle
+// subscriber's idle0-ns/op); their quotient holds still while each figure
+// drifts, so comparing it between the sides shows the change more
+// clearly than either figure does:
+//
+//	go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkBatch$/lib=switchyard/' -rounds 12 -quotient ns/op,floor-ns/op -- -test.benchtime=40x
+//
 // The report, in markdown on standard output, names both sides and the
 // command that reproduces it, then has a row per benchmark and unit. A
 // benchmark only one side measured gets a line under the table.

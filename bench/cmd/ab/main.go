@@ -38,7 +38,8 @@ type config struct {
 	bench      string // the -test.bench pattern
 	pkg        string // the package directory, relative to the repository's root
 	rounds     int
-	raw        string   // the file for every invocation's output, if any
+	raw        string // the file for every invocation's output, if any
+	quotients  []quotient
 	pass       []string // the arguments after --, given to every run
 }
 
@@ -69,6 +70,13 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.StringVar(&c.pkg, "pkg", defaultPkg, "the package `directory`, relative to the repository's root")
 	fs.IntVar(&c.rounds, "rounds", 6, "how many times to run each side, alternating which goes first (at least 2)")
 	fs.StringVar(&c.raw, "raw", "", "also write every run's output to `file`, each followed by a comment line naming it")
+	fs.Func("quotient", "also compare `num,den`, the quotient of two units of each sample, such as ns/op,floor-ns/op (repeatable)", func(v string) error {
+		q, err := parseQuotient(v)
+		if err == nil {
+			c.quotients = append(c.quotients, q)
+		}
+		return err
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: go run ./bench/cmd/ab -base rev -bench regexp [flags] [-- test binary flags]")
 		fs.PrintDefaults()
@@ -193,6 +201,7 @@ func ab(ctx context.Context, dir string, args []string, stdout, stderr io.Writer
 	if s.empty() {
 		return fmt.Errorf("-bench %q selected no benchmark of %s on either side", c.bench, c.pkg)
 	}
+	derive(s, c.quotients)
 	r := report{cfg: c, trees: trees, date: start, elapsed: time.Since(start), table: tabulate(s)}
 	if err := r.write(stdout); err != nil {
 		return fmt.Errorf("writing the report: %w", err)

@@ -36,6 +36,9 @@ func TestParseFlags(t *testing.T) {
 		{name: "run", args: []string{"-base", "HEAD", "-bench", ".", "--", "-run", "x"}, wantErr: "-run after --"},
 		{name: "test.bench", args: []string{"-base", "HEAD", "-bench", ".", "--", "-test.bench=X"}, wantErr: "-test.bench=X after --: ab's own -bench"},
 		{name: "test.benchtime is not test.bench", args: []string{"-base", "HEAD", "-bench", ".", "--", "-test.benchtime=1x", "-test.benchmem"}},
+		{name: "quotient", args: []string{"-base", "HEAD", "-bench", ".", "-quotient", "ns/op,floor-ns/op", "-quotient", "ns/op, idle0-ns/op"}},
+		{name: "quotient of one unit", args: []string{"-base", "HEAD", "-bench", ".", "-quotient", "ns/op"}, wantErr: `-quotient "ns/op": want two units`},
+		{name: "quotient of three units", args: []string{"-base", "HEAD", "-bench", ".", "-quotient", "a,b,c"}, wantErr: `-quotient "a,b,c"`},
 		{name: "unknown flag", args: []string{"-base", "HEAD", "-bench", ".", "-count", "3"}, wantErr: "-count"},
 	}
 	for _, tt := range tests {

@@ -96,6 +96,9 @@ func (r report) command() string {
 		args = append(args, "-pkg", r.cfg.pkg)
 	}
 	args = append(args, "-rounds", strconv.Itoa(r.cfg.rounds))
+	for _, q := range r.cfg.quotients {
+		args = append(args, "-quotient", q.num+","+q.den)
+	}
 	if len(r.cfg.pass) > 0 {
 		args = append(append(args, "--"), r.cfg.pass...)
 	}

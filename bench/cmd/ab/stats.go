@@ -99,9 +99,13 @@ func median(vs []float64) float64 {
 }
 
 // formatValue prints v in unit: times per operation in the largest of
-// ns, µs, ms and s that keeps them at 1 or more, anything else as a number
-// followed by its unit.
+// ns, µs, ms and s that keeps them at 1 or more, a quotient (see
+// -quotient) as a plain number, anything else as a number followed by its
+// unit.
 func formatValue(v float64, unit string) string {
+	if derived(unit) {
+		return sig3(v)
+	}
 	if !strings.HasSuffix(unit, "ns/op") {
 		return sig3(v) + " " + unit
 	}
