@@ -15,13 +15,13 @@
 //
 // It builds each package's benchmark binary once and runs each scenario with
 // a fixed iteration count (-benchtime=Nx), smaller for the peer where it is
-// slow, so that every run does the same work. The suite takes about four
-// minutes on a 2-core machine; -large adds the Stores of Kubernetes-style
-// and proto values at a million entries (targets 1 and 3 at that size),
-// about two and a half minutes more, and docs/benchmarks.md is a -large
-// report (its three runs of round thirty-nine took 3m42s-4m21s in all, on
-// a fast day). Without -large, the report says what it left out and its
-// targets list that size as not measured. Stores of values that allocate
+// slow, so that every run does the same work. -large adds the Stores of
+// Kubernetes-style and proto values at a million entries (targets 1 and 3
+// at that size), and docs/benchmarks.md is a -large report: its three
+// runs of round forty-three took 3m7s-3m34s on a 2-core AMD EPYC, those
+// of round forty-two 4m23s-4m42s on a 2-core Intel Xeon, inside the five
+// minutes issue 14 allows. Without -large, the report says what it left
+// out and its targets list that size as not measured. Stores of values that allocate
 // kilobytes, and switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
 // that their figures include the collection their garbage causes

@@ -1008,7 +1008,16 @@ Two cautions for small differences. A change anywhere in a package moves the cod
 alone has moved a Store of tens of nanoseconds by 5–15 ns (round thirty-nine: a Store with no subscriber, 65 → 77 ns,
 with a change on another path and with a copy of it that did nothing): a gain that small is better shown within one
 binary, comparing the states the change is about. And this machine runs at about half speed for seconds at a time,
-so alternate the old and new binaries, several rounds, rather than running one after the other.
+so alternate the old and new binaries, several rounds, rather than running one after the other. `+"`bench/cmd/ab`"+` does
+that: it builds both revisions' benchmark binaries (the old one from a temporary git worktree), runs them in rounds
+whose order alternates, and reports each side's median, the quotient of the medians and the range of the quotients
+of each round's pair. `+"`-quotient`"+` compares a figure divided by the reference its benchmark times alongside,
+which holds still where each drifts:
+
+`+"```"+`
+go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkBatch$/lib=switchyard/' -rounds 12 -quotient ns/op,floor-ns/op -- -test.benchtime=40x
+go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkStore$/^lib=(switchyard|peer)$/^val=int$/N=100$/^S=0$' -rounds 10 -- -test.benchtime=2000000x -sizes=100
+`+"```"+`
 
 To see the two libraries as columns of one run (the raw output of the compare command works too):
 
