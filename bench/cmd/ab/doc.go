@@ -38,6 +38,16 @@
 //
 //	go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkBatch$/lib=switchyard/' -rounds 12 -quotient ns/op,floor-ns/op -- -test.benchtime=40x
 //
+// -pivot key=value does the same across benchmarks of one run: each
+// benchmark whose name has an element key=... other than the pivot's is
+// divided, unit by unit, by the benchmark of the same name with key=value
+// in its place. The side-by-side benchmarks name the library as a key and
+// time ours, the peer's and the floor's seconds apart, so
+//
+//	go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkStore$/^lib=(switchyard|peer)$/^val=int$/N=100$/^S=0$' -rounds 10 -pivot lib=peer -- -test.benchtime=2000000x -sizes=100
+//
+// compares ours ÷ the peer's between the revisions.
+//
 // The report, in markdown on standard output, names both sides and the
 // command that reproduces it, then has a row per benchmark and unit. A
 // benchmark only one side measured gets a line under the table.

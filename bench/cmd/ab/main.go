@@ -40,6 +40,7 @@ type config struct {
 	rounds     int
 	raw        string // the file for every invocation's output, if any
 	quotients  []quotient
+	pivots     []pivot
 	pass       []string // the arguments after --, given to every run
 }
 
@@ -74,6 +75,13 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		q, err := parseQuotient(v)
 		if err == nil {
 			c.quotients = append(c.quotients, q)
+		}
+		return err
+	})
+	fs.Func("pivot", "also divide each benchmark by the one whose name has `key=value` in place of its own key's, such as lib=peer, in the same run (repeatable)", func(v string) error {
+		p, err := parsePivot(v)
+		if err == nil {
+			c.pivots = append(c.pivots, p)
 		}
 		return err
 	})
@@ -201,6 +209,7 @@ func ab(ctx context.Context, dir string, args []string, stdout, stderr io.Writer
 	if s.empty() {
 		return fmt.Errorf("-bench %q selected no benchmark of %s on either side", c.bench, c.pkg)
 	}
+	derivePivots(s, c.pivots)
 	derive(s, c.quotients)
 	r := report{cfg: c, trees: trees, date: start, elapsed: time.Since(start), table: tabulate(s)}
 	if err := r.write(stdout); err != nil {

@@ -99,6 +99,9 @@ func (r report) command() string {
 	for _, q := range r.cfg.quotients {
 		args = append(args, "-quotient", q.num+","+q.den)
 	}
+	for _, p := range r.cfg.pivots {
+		args = append(args, "-pivot", p.String())
+	}
 	if len(r.cfg.pass) > 0 {
 		args = append(append(args, "--"), r.cfg.pass...)
 	}

@@ -1012,11 +1012,11 @@ so alternate the old and new binaries, several rounds, rather than running one a
 that: it builds both revisions' benchmark binaries (the old one from a temporary git worktree), runs them in rounds
 whose order alternates, and reports each side's median, the quotient of the medians and the range of the quotients
 of each round's pair. `+"`-quotient`"+` compares a figure divided by the reference its benchmark times alongside,
-which holds still where each drifts:
+and `+"`-pivot lib=peer`"+` ours divided by the peer's of the same run, which hold still where each figure drifts:
 
 `+"```"+`
 go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkBatch$/lib=switchyard/' -rounds 12 -quotient ns/op,floor-ns/op -- -test.benchtime=40x
-go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkStore$/^lib=(switchyard|peer)$/^val=int$/N=100$/^S=0$' -rounds 10 -- -test.benchtime=2000000x -sizes=100
+go run ./bench/cmd/ab -base HEAD~1 -bench '^BenchmarkStore$/^lib=(switchyard|peer)$/^val=int$/N=100$/^S=0$' -rounds 10 -pivot lib=peer -- -test.benchtime=2000000x -sizes=100
 `+"```"+`
 
 To see the two libraries as columns of one run (the raw output of the compare command works too):
