@@ -45,6 +45,7 @@ type Table[K comparable, V any] struct {
 	keptAt   []uint64
 	trimAt   int        // kept at which the writer trims
 	slab     []record   // records allocated together
+	unlinked []*record  // trim's scratch space
 	blocks   keepBlocks // the older values of a table of pointers
 	batch    uint64     // the first version a Batch writes, not yet published; 0 outside one
 	stamp    uint64     // the stamp a Batch publishes
@@ -1188,9 +1189,14 @@ func (t *Table[K, V]) trim(periodic bool) {
 		}
 		newer := a.slots[e.slot.Load()-1].word.Load() & verMask
 		link := &e.head
+		dead := t.unlinked[:0]
 		for r := link.Load(); r != nil; r = r.older.Load() {
 			rv := r.ver & verMask
 			if readBy(rv, newer) {
+				for _, d := range dead {
+					d.older.Store(r)
+				}
+				dead = dead[:0]
 				link, newer = &r.older, rv
 				left++
 				continue
@@ -1200,7 +1206,21 @@ func (t *Table[K, V]) trim(periodic bool) {
 			// read by the versions it was read by.
 			link.Store(r.older.Load())
 			t.dropValue(r) // its block of records may outlive it
+			dead = append(dead, r)
 		}
+		// The records just unlinked lead to the next one kept, or to
+		// nothing, as the list now does: a reader on one of them goes
+		// on to what a held version reads. Left leading to the next
+		// one unlinked, each would keep that one's block of records
+		// alive as long as its own block lives, and that block the
+		// next one's, back to the table's first: the blocks share
+		// records of every key, and one record still listed keeps its
+		// whole block.
+		for _, d := range dead {
+			d.older.Store(nil)
+		}
+		clear(dead)
+		t.unlinked = dead[:0]
 	}
 	left += a.trimPages(readBy, t.ptr)
 	left += a.trimFrozen(readBy)
