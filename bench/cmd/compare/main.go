@@ -167,6 +167,9 @@ var plan = []run{
 	// A pass of 100,000 Stores under eight readers: about two seconds a
 	// scenario, fill included.
 	{bench: `^BenchmarkMemoryAfterPass$`, benchtime: "1x", count: 1},
+	// A million writes into 100 keys under each kind of reader, the heap
+	// measured after the first tenth and at the end: about six seconds.
+	{bench: `^BenchmarkMemoryAfterChurn$`, benchtime: "1x", count: 1},
 	// Loads of integers cost tens of nanoseconds: long samples, as for the
 	// Stores above, which also cycle at least once over every key. Target
 	// 7a divides ours by the floor's: in rounds, as the idle subscriber
