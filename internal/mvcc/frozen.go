@@ -306,9 +306,10 @@ func (a *array) setFrozen(fp *[]*frozenBatch, keep []*frozenBatch) {
 
 // trimFrozen drops the frozen batches of a that no held version reads:
 // those that no snapshot taken before them is held for. readBy reports
-// whether a held version lies in [from, to). It returns the number of
-// live entries of those it keeps. Writer only.
-func (a *array) trimFrozen(readBy func(from, to uint64) bool) int {
+// whether a held version lies in [from, to); k is the table's keep blocks,
+// through which it lets go of the values of those it drops. It returns the
+// number of live entries of those it keeps. Writer only.
+func (a *array) trimFrozen(readBy func(from, to uint64) bool, k *keepBlocks) int {
 	fp := a.frozen.Load()
 	if fp == nil {
 		return 0
@@ -321,27 +322,27 @@ func (a *array) trimFrozen(readBy func(from, to uint64) bool) int {
 			left += f.live
 			continue
 		}
-		f.dropValues()
+		f.dropValues(k)
 	}
 	a.setFrozen(fp, keep)
 	return left
 }
 
 // dropValues lets go of the values of f's live entries, in a batch of
-// pointers that trim drops, as dropValue does of a record's: a snapshot
-// that holds their keep block for other values does not keep them. The
-// entries that moved into lists are the records'. Writer only.
-func (f *frozenBatch) dropValues() {
+// pointers that trim drops, as dropValue does of a record's, through k,
+// the table's keep blocks: a snapshot that holds their keep block for
+// other values does not keep them. The entries that moved into lists are
+// the records'. Writer only.
+func (f *frozenBatch) dropValues(k *keepBlocks) {
 	for i, ref := range f.blocks {
-		b := ref.Value()
-		if b == nil {
-			continue
-		}
+		var mask uint64
 		for j := range keepBlockLen {
-			if x := uint64(i*keepBlockLen + j); x < uint64(len(f.olds)) && f.isLive(x) && b.v[j] != nil {
-				atomic.StorePointer(&b.v[j], nil)
-				b.live--
+			if x := uint64(i*keepBlockLen + j); x < uint64(len(f.olds)) && f.isLive(x) {
+				mask |= 1 << j
 			}
+		}
+		if mask != 0 {
+			k.drop(ref, mask)
 		}
 	}
 }

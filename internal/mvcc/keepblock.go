@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 	"weak"
@@ -60,6 +61,65 @@ type keepBlocks struct {
 	// all is every block made that may still be alive, oldest first,
 	// for relink.
 	all []weak.Pointer[keepBlock]
+
+	// drops are the values trims let go of and have not cleared from
+	// their blocks yet; they wait, as relinking does, for the collector
+	// to be quiet (collector.go). waited counts the trims in a row that
+	// found it busy.
+	drops  []blockDrop
+	waited int
+	gauge  gauge
+}
+
+// blockDrop is values of a keep block that no snapshot still held reads:
+// those whose bits mask sets.
+type blockDrop struct {
+	ref  weak.Pointer[keepBlock]
+	mask uint64
+}
+
+// maxWaits is how many trims in a row may find the collector busy before
+// one clears the blocks all the same: a heap that the memory limit keeps
+// collecting is never quiet.
+const maxWaits = 4
+
+// drop lets go of the values of the block ref whose bits mask sets, now
+// or once the collector is quiet (see settle). Writer only.
+func (k *keepBlocks) drop(ref weak.Pointer[keepBlock], mask uint64) {
+	k.drops = append(k.drops, blockDrop{ref, mask})
+}
+
+// release clears from their blocks the values drop was given, and
+// relinks the blocks, when the collector is quiet or force is set;
+// otherwise they wait for the next call. A trim calls it once it has
+// unlinked what no snapshot reads. Writer only.
+func (k *keepBlocks) release(force bool) {
+	if !force && k.waited < maxWaits && !k.gauge.quiet() {
+		k.waited++
+		return
+	}
+	for _, d := range k.drops {
+		b := d.ref.Value()
+		if b == nil {
+			continue // gone with the last snapshot that could read it
+		}
+		for m := d.mask; m != 0; m &= m - 1 {
+			j := bits.TrailingZeros64(m)
+			if b.v[j] != nil {
+				atomic.StorePointer(&b.v[j], nil)
+				b.live--
+			}
+		}
+	}
+	// A queue that once held a great many drops is not kept that large.
+	if cap(k.drops) > 4096 {
+		k.drops = nil
+	} else {
+		clear(k.drops)
+		k.drops = k.drops[:0]
+	}
+	k.relink()
+	k.waited = 0
 }
 
 // start makes the first block. Writer only.
@@ -174,16 +234,17 @@ func (t *Table[K, V]) keptValue(r *record) (raw, bool) {
 }
 
 // dropValue lets go of the older value r lists, which no snapshot still
-// held reads. The writer calls it once per record, when it unlinks it.
+// held reads. The writer calls it once per record, when it unlinks it. A
+// value in a keep block is cleared when the trim releases its drops
+// (keepBlocks.release), not here: reaching the block now could keep it
+// alive (collector.go).
 func (t *Table[K, V]) dropValue(r *record) {
 	if !t.ptr {
 		storeRaw(&r.v, raw{}, false)
 		return
 	}
-	if b, i := kept(r); b != nil {
-		atomic.StorePointer(&b.v[i], nil)
-		b.live--
-	}
+	kr := (*keptRecord)(unsafe.Pointer(r))
+	t.blocks.drop(kr.block, 1<<(r.ver>>keptShift&(keepBlockLen-1)))
 }
 
 // forget starts a new block, as if none had been made before, and makes
@@ -196,6 +257,10 @@ func (k *keepBlocks) forget() {
 	}
 	clear(k.all)
 	k.all = k.all[:0]
+	// What trims let go of is in blocks that are gone or going.
+	clear(k.drops)
+	k.drops = k.drops[:0]
+	k.waited = 0
 	k.next()
 	k.settle()
 }

@@ -195,10 +195,10 @@ func (a *array) pageValue(i int, at uint64, ptr bool) (val raw, ok bool, ver uin
 // trimPages unlinks each copy that no held version reads: a copy is read
 // by the versions after the one its page's older copy was made as of, up
 // to its own. readBy reports whether a held version lies in [from, to).
-// In a table of pointers (ptr), it lets go of an unlinked copy's values
-// as it does of an unlinked record's (Table.dropValue). It returns the
-// number of copies left. Writer only.
-func (a *array) trimPages(readBy func(from, to uint64) bool, ptr bool) int {
+// In a table of pointers, whose keep blocks are k (nil otherwise), it lets
+// go of an unlinked copy's values as it does of an unlinked record's
+// (Table.dropValue). It returns the number of copies left. Writer only.
+func (a *array) trimPages(readBy func(from, to uint64) bool, k *keepBlocks) int {
 	ps := a.pages.Load()
 	if ps == nil {
 		return 0
@@ -217,27 +217,12 @@ func (a *array) trimPages(readBy func(from, to uint64) bool, ptr bool) int {
 				continue
 			}
 			link.Store(c.older.Load()) // a reader on c goes on through c.older
-			if ptr {
-				c.dropValues()
+			if k != nil {
+				k.drop(c.pointers().block, ^uint64(0))
 			}
 		}
 	}
 	return left
-}
-
-// dropValues lets go of the values of c, a copy in a table of pointers
-// that no snapshot still held reads, which trim has unlinked: a snapshot
-// that holds their block for other values does not keep them. Writer
-// only.
-func (c *pageCopy) dropValues() {
-	b := c.pointers().block.Value()
-	if b == nil {
-		return
-	}
-	for j := range b.v {
-		atomic.StorePointer(&b.v[j], nil)
-	}
-	b.live = 0
 }
 
 // copies is the number of page copies kept. Writer only.

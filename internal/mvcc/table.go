@@ -1092,6 +1092,9 @@ func (h *heldSnapshots) count() {
 func (t *Table[K, V]) Trim() {
 	t.ready()
 	t.trim(false)
+	if t.batch == 0 {
+		t.blocks.release(true) // what it let go of goes now, whatever the collector does
+	}
 }
 
 // trim finds the versions that snapshots still hold, and unlinks from
@@ -1144,7 +1147,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		t.lastHeld = append(t.lastHeld[:0], vers...)
 		t.left += t.kept
 		t.kept, t.keptAt, t.trimAt = 0, t.keptAt[:0], max(1024, t.n/4, t.left)
-		t.blocks.relink() // forget the blocks the last trim left empty
+		t.blocks.release(false) // and forget the blocks the last trim left empty
 		return
 	}
 	t.lastHeld = append(t.lastHeld[:0], vers...)
@@ -1222,9 +1225,13 @@ func (t *Table[K, V]) trim(periodic bool) {
 		clear(dead)
 		t.unlinked = dead[:0]
 	}
-	left += a.trimPages(readBy, t.ptr)
-	left += a.trimFrozen(readBy)
-	t.blocks.relink()
+	var k *keepBlocks
+	if t.ptr {
+		k = &t.blocks
+	}
+	left += a.trimPages(readBy, k)
+	left += a.trimFrozen(readBy, &t.blocks)
+	t.blocks.release(false)
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
 	// over by a few trims at most, however long snapshots are held.
