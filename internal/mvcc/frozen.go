@@ -306,8 +306,9 @@ func (a *array) setFrozen(fp *[]*frozenBatch, keep []*frozenBatch) {
 
 // trimFrozen drops the frozen batches of a that no held version reads:
 // those that no snapshot taken before them is held for. readBy reports
-// whether a held version lies in [from, to); k is the table's keep blocks,
-// through which it lets go of the values of those it drops. It returns the
+// whether a held version lies in [from, to); k is the table's keep blocks
+// (nil in a table of values that are not pointers), through which it lets
+// go of the values of those it drops. It returns the
 // number of live entries of those it keeps. Writer only.
 func (a *array) trimFrozen(readBy func(from, to uint64) bool, k *keepBlocks) int {
 	fp := a.frozen.Load()
@@ -322,7 +323,9 @@ func (a *array) trimFrozen(readBy func(from, to uint64) bool, k *keepBlocks) int
 			left += f.live
 			continue
 		}
-		f.dropValues(k)
+		if k != nil {
+			f.dropValues(k)
+		}
 	}
 	a.setFrozen(fp, keep)
 	return left

@@ -84,7 +84,7 @@ type blockDrop struct {
 const maxWaits = 4
 
 // drop lets go of the values of the block ref whose bits mask sets, now
-// or once the collector is quiet (see settle). Writer only.
+// or once the collector is quiet (see release). Writer only.
 func (k *keepBlocks) drop(ref weak.Pointer[keepBlock], mask uint64) {
 	k.drops = append(k.drops, blockDrop{ref, mask})
 }
@@ -217,7 +217,14 @@ func (t *Table[K, V]) keepValue(r *record, v raw) {
 // kept returns the keep block of the value r lists, or nil if it is gone,
 // and the value's index in it.
 func kept(r *record) (*keepBlock, uint64) {
-	return (*keptRecord)(unsafe.Pointer(r)).block.Value(), r.ver >> keptShift & (keepBlockLen - 1)
+	ref, i := keptRef(r)
+	return ref.Value(), i
+}
+
+// keptRef returns the weak pointer to the keep block of the value r
+// lists, and the value's index in it.
+func keptRef(r *record) (weak.Pointer[keepBlock], uint64) {
+	return (*keptRecord)(unsafe.Pointer(r)).block, r.ver >> keptShift & (keepBlockLen - 1)
 }
 
 // keptValue reads the older value that r lists, and reports false if its
@@ -243,8 +250,8 @@ func (t *Table[K, V]) dropValue(r *record) {
 		storeRaw(&r.v, raw{}, false)
 		return
 	}
-	kr := (*keptRecord)(unsafe.Pointer(r))
-	t.blocks.drop(kr.block, 1<<(r.ver>>keptShift&(keepBlockLen-1)))
+	ref, i := keptRef(r)
+	t.blocks.drop(ref, 1<<i)
 }
 
 // forget starts a new block, as if none had been made before, and makes

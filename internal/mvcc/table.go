@@ -1230,7 +1230,7 @@ func (t *Table[K, V]) trim(periodic bool) {
 		k = &t.blocks
 	}
 	left += a.trimPages(readBy, k)
-	left += a.trimFrozen(readBy, &t.blocks)
+	left += a.trimFrozen(readBy, k)
 	t.blocks.release(false)
 	// The next trim comes after as many new older values as this one
 	// left, or a quarter of the keys, so that each value kept is walked
