@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -171,5 +172,19 @@ func TestLargeRunsAreTheMillionEntryPointerStores(t *testing.T) {
 	}
 	if len(runsOf("BenchmarkStore/lib=switchyard/val=int/N=1000000/S=0")) != 1 {
 		t.Error("the million-entry integer Stores are not measured by one run")
+	}
+}
+
+// TestMarkedHeapRunsInOnePlanLine checks that the plan runs
+// BenchmarkMarkedHeap, ours and the floor's in one invocation, without
+// -large.
+func TestMarkedHeapRunsInOnePlanLine(t *testing.T) {
+	const base = "BenchmarkMarkedHeap/lib=%s/val=k8s/N=10000/S=8"
+	ra, rb := runsOf(fmt.Sprintf(base, ours)), runsOf(fmt.Sprintf(base, floor))
+	if len(ra) != 1 || len(rb) != 1 || ra[0] != rb[0] {
+		t.Fatalf("ours is measured by plan runs %v and the floor by %v; want both by the same one run", ra, rb)
+	}
+	if plan[ra[0]].large {
+		t.Errorf("plan run %d (%s) is large; want it in every report", ra[0], plan[ra[0]].bench)
 	}
 }

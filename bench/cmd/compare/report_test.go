@@ -153,6 +153,21 @@ func TestMemoryAfterPassDividesByTheFloorAtItsS(t *testing.T) {
 		"| k8s, N=100000, S=8 | 280 MB | 2800 | 7000 | 0.40× |")
 }
 
+// TestMarkedHeapShowsOursBesideTheFloor renders the section of
+// BenchmarkMarkedHeap from its output (a run of 50 cycles on a 2-core AMD
+// EPYC, one of whose cycles spiked): each figure of ours beside the
+// floor's, no peer and no quotient.
+func TestMarkedHeapShowsOursBesideTheFloor(t *testing.T) {
+	tb := mustParse(t, `BenchmarkMarkedHeap/lib=switchyard/val=k8s/N=10000/S=8-2         	      50	  55070931 ns/op	        32.54 max-MB	         1.533 max÷median	        21.23 median-MB	         2.000 spikes-%	17085381 B/op	   79289 allocs/op
+BenchmarkMarkedHeap/lib=floor/val=k8s/N=10000/S=8-2              	      50	  39720956 ns/op	        24.36 max-MB	         1.167 max÷median	        20.88 median-MB	         0 spikes-%	18785359 B/op	  128863 allocs/op
+`)
+	reportHas(t, tb,
+		"## Heap marked cycle by cycle\n",
+		"| scenario | ours median-MB | floor median-MB | ours max-MB | floor max-MB | ours max÷median | floor max÷median | ours spikes-% | floor spikes-% |\n"+
+			"|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"+
+			"| k8s, N=10000, S=8 | 21.2 | 20.9 | 32.5 | 24.4 | 1.53 | 1.17 | 2.00 | 0 |\n\n")
+}
+
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		v    float64
