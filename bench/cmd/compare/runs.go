@@ -30,8 +30,13 @@ type otherRun struct {
 }
 
 // checkPoolable returns an error unless runs can be judged side by side:
-// none is a -quick run, and all ran one commit's side-by-side package.
+// none is a -quick run, and all ran one commit's side-by-side package. A
+// run alone is rendered as it is, a -quick one too: that is the report
+// -quick printed.
 func checkPoolable(runs []suiteRun) error {
+	if len(runs) == 1 {
+		return nil
+	}
 	for _, r := range runs {
 		if r.env.Quick {
 			return fmt.Errorf("%s is a -quick run, which measures nothing: it cannot be judged beside other runs", r.name)

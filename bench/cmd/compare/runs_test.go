@@ -138,6 +138,25 @@ func TestFromRawRejectsRunsThatCannotBeJudgedTogether(t *testing.T) {
 	}
 }
 
+// TestFromRawRendersAQuickRunAlone checks that -from renders the raw file
+// of one -quick run, which it refuses to judge beside others.
+func TestFromRawRendersAQuickRunAlone(t *testing.T) {
+	dir := t.TempDir()
+	quick := testEnv()
+	quick.Quick = true
+	out := filepath.Join(dir, "quick.md")
+	if err := fromRaw([]string{writeRun(t, dir, "quick.txt", 1500000, quick)}, out); err != nil {
+		t.Fatalf("fromRaw refused one -quick run: %v", err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "## Targets") {
+		t.Errorf("the report of the -quick run has no Targets section:\n%s", data)
+	}
+}
+
 // largeLine is a result only a -large run has.
 const largeLine = "BenchmarkStore/lib=switchyard/val=k8s/N=1000000/S=0-2   20000   5200 ns/op\n"
 
