@@ -18,9 +18,10 @@
 // slow, so that every run does the same work. -large adds the Stores of
 // Kubernetes-style and proto values at a million entries (targets 1 and 3
 // at that size), and docs/benchmarks.md is a -large report: its three
-// runs of round forty-four took 3m17s-3m58s on a 2-core AMD EPYC, those
-// of round forty-two 4m23s-4m42s on a 2-core Intel Xeon, inside the five
-// minutes issue 14 allows. Without -large, the report says what it left
+// runs of round forty-seven took 3m55s-4m15s on a 2-core AMD EPYC (round
+// forty-four's, with one sample at a million entries where there are now
+// two, 3m17s-3m58s), those of round forty-two 4m23s-4m42s on a 2-core
+// Intel Xeon, inside the five minutes issue 14 allows. Without -large, the report says what it left
 // out and its targets list that size as not measured. Stores of values that allocate
 // kilobytes, and switchyard's latencies, run with -gccycles, which times whole
 // garbage-collection cycles from the end of one to the end of another, so
