@@ -113,8 +113,8 @@ var plan = []run{
 	// the first sample of each library as long again before that, for the
 	// warm-up cycle after the fill (bench/cycles_test.go). With one sample,
 	// target 3's quotient there, ours with eight subscribers over the
-	// floor, was one cycle of each, and moved from 1.6 to 4.0 between runs
-	// of one commit (rounds forty-four to forty-seven); the second sample
+	// floor, was one cycle of each, and moved from 1.7 to 4.3 between
+	// processes of one build (round forty-seven); the second sample
 	// gives the report a range to judge it by, and took the line from 40
 	// to 62 s on a quiet machine (round forty-seven). The peer's
 	// subscribed Stores skip there by themselves, but testing forced a
