@@ -1,10 +1,13 @@
 package mvcc
 
 import (
+	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 )
 
 // TestKeptValuesDieWithTheirSnapshots checks that an older value that only
@@ -194,3 +197,124 @@ func alive[K comparable, V any](tb *Table[K, V]) int {
 	}
 	return n
 }
+
+// TestReadsBringBackNoBlock checks that a held snapshot, read over and
+// over while the collector marks, does not keep alive the keep block of a
+// page copy older than every snapshot held: a read that finds its value
+// in a newer record must not reach the copy's block, for a weak pointer
+// made strong during marking keeps its block, and every block chained
+// after it, through the cycle. Here that block alone holds the first
+// value of key 0, which must go in the cycle that finds the snapshot that
+// read it unreachable. Reads that reached the block kept it for 1 to 21
+// cycles (3 of 20 runs freed it in one), so each of a few rounds must
+// free it in at most two.
+func TestReadsBringBackNoBlock(t *testing.T) {
+	copyPages(t)
+	// A heap to mark, so that marking lasts while the reader reads.
+	ballast := make([]*payload, 1<<18)
+	for i := range ballast {
+		ballast[i] = &payload{id: uint64(i)}
+	}
+	for round := range 3 {
+		if cycles := cyclesToFreeUnread(t); cycles > 2 {
+			t.Fatalf("round %d: the first value of key 0 outlived the snapshot that read it by %d collection cycles while another snapshot was read; want it freed in the first", round, cycles)
+		}
+	}
+	runtime.KeepAlive(ballast)
+}
+
+// cyclesToFreeUnread makes a table of pointers whose first value of key 0
+// only a page copy keeps, drops the snapshot that read it, and counts the
+// collection cycles until that value is freed (at most 50), while a
+// goroutine reads, in a snapshot still held, a key of the same page whose
+// value a record newer than the copy holds.
+func cyclesToFreeUnread(t *testing.T) int {
+	t.Helper()
+	copyAfter = 0
+	tb := New[int, *payload](0)
+	const keys = 64
+	p0 := newPayload(0, nil)
+	gone := weak.Make(p0)
+	tb.Store(0, p0)
+	p0 = nil
+	for k := 1; k < keys; k++ {
+		tb.Store(k, newPayload(uint64(k), nil))
+	}
+	// Key 0 and another key in the same page; a third key anywhere.
+	arr := tb.meta.Load().arr
+	page := func(k int) int {
+		sl, _, _ := tb.find(arr.slots, k)
+		return sl.index(arr.slots) / pageSize
+	}
+	other := 0
+	for k := 1; k < keys && other == 0; k++ {
+		if page(k) == page(0) {
+			other = k
+		}
+	}
+	if other == 0 {
+		t.Fatal("no key shares a page with key 0")
+	}
+	third := 1
+	if third == other {
+		third = 2
+	}
+	first := tb.Snapshot()
+	tb.Store(third, newPayload(uint64(third), nil)) // starts the next version
+	tb.Store(0, newPayload(1000, nil))              // in place: copies the page, as of first
+	if n := arr.copies(); n != 1 {
+		t.Fatalf("the table keeps %d page copies; want 1, for the test to mean anything", n)
+	}
+	copyAfter = math.MaxInt // records from here on
+	tb.Store(other, newPayload(1001, nil))
+	held := tb.Snapshot()
+	tb.Store(other, newPayload(1002, nil)) // keeps 1001 in a record, newer than the copy
+	if tb.meta.Load().arr != arr {
+		t.Fatal("the table made a new array; want the one whose page was copied")
+	}
+	if v, ok := first.Get(0); !ok || !v.intact(0) {
+		t.Fatalf("the first snapshot reads %v, %v at key 0; want its value, intact", v, ok)
+	}
+	runtime.KeepAlive(first) // from here only the page copy lists the first value of key 0
+
+	stop := make(chan struct{})
+	var reads atomic.Int64
+	bad := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for range 100 {
+				if v, ok := held.Get(other); !ok || !v.intact(1001) {
+					bad <- fmt.Sprintf("the held snapshot reads %v, %v at key %d; want the value of 1001, intact", v, ok, other)
+					return
+				}
+			}
+			reads.Add(100)
+			runtime.Gosched() // for one P
+		}
+	}()
+	for reads.Load() == 0 {
+		runtime.Gosched()
+	}
+	cycles := 0
+	for gone.Value() != nil && cycles < 50 {
+		runtime.GC() // returns once swept: the weak pointer of what it freed is nil
+		cycles++
+	}
+	close(stop)
+	<-done
+	select {
+	case msg := <-bad:
+		t.Fatal(msg)
+	default:
+	}
+	runtime.KeepAlive(held)
+	return cycles
+}
+

@@ -159,37 +159,40 @@ func (a *array) linkPage(i int, c *pageCopy) {
 	head.Store(c)
 }
 
-// pageValue returns the value of slot i in the newest copy of its page
-// whose word for it was written at or before version at, and that word's
-// version, with found false if no copy has one. A word of 0 (the slot
-// was empty when its page was copied) gives the key's absence at version
-// 0: it came later. lost reports that the value is a copy's whose keep
-// block is gone: no snapshot still held reads version at.
-func (a *array) pageValue(i int, at uint64, ptr bool) (val raw, ok bool, ver uint64, found, lost bool) {
+// pageCopyAt returns the newest copy of slot i's page whose word for it
+// was written at or before version at, and that word, or nil if no copy
+// has one. A word of 0 (the slot was empty when its page was copied)
+// gives the key's absence at version 0: it came later. It does not reach
+// the copy's keep block: a newer record may hold the value read at
+// version at, and the copy, made before that record, may be older than
+// every snapshot still held; making its block strong while the collector
+// marks would bring back every value kept since (collector.go). Read the
+// value with (*pageCopy).value once it is the one read.
+func (a *array) pageCopyAt(i int, at uint64) (*pageCopy, uint64) {
 	ps := a.pages.Load()
 	if ps == nil {
-		return val, false, 0, false, false
+		return nil, 0
 	}
 	for c := ps.heads[i/pageSize].Load(); c != nil; c = c.older.Load() {
-		w := c.words[i%pageSize]
-		if w == 0 {
-			return val, false, 0, true, false
-		}
-		if v := w & verMask; v <= at {
-			if w&deleted != 0 {
-				return val, false, v, true, false
-			}
-			if !ptr {
-				return loadRaw(&c.values().vals[i%pageSize], false), true, v, true, false
-			}
-			b := c.pointers().block.Value()
-			if b == nil {
-				return val, false, v, true, true
-			}
-			return raw{p: atomic.LoadPointer(&b.v[i%pageSize])}, true, v, true, false
+		if w := c.words[i%pageSize]; w == 0 || w&verMask <= at {
+			return c, w
 		}
 	}
-	return val, false, 0, false, false
+	return nil, 0
+}
+
+// value returns the value of slot i that c keeps, whose word for it holds
+// one, and reports false if c's keep block is gone: no snapshot still
+// held reads it.
+func (c *pageCopy) value(i int, ptr bool) (raw, bool) {
+	if !ptr {
+		return loadRaw(&c.values().vals[i%pageSize], false), true
+	}
+	b := c.pointers().block.Value()
+	if b == nil {
+		return raw{}, false
+	}
+	return raw{p: atomic.LoadPointer(&b.v[i%pageSize])}, true
 }
 
 // trimPages unlinks each copy that no held version reads: a copy is read

@@ -972,11 +972,12 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 			// its page's copies: the one written last at or before
 			// version at is its value there.
 			i := sl.index(a.slots)
-			pv, pok, pver, inPage, lost := a.pageValue(i, at, t.ptr) // lost: a page copy's block
+			c, pw := a.pageCopyAt(i, at)
+			pver := pw & verMask
 			for r := a.list(i); r != nil; r = r.older.Load() {
 				if rv := r.ver & verMask; rv <= at {
-					if inPage && pver > rv {
-						break
+					if c != nil && pver > rv {
+						break // the page's copy is newer
 					}
 					if r.ver&gone != 0 {
 						return val, false, true, rv
@@ -989,12 +990,16 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 				}
 			}
 			switch {
-			case lost:
-				return val, false, true, lostVer
-			case inPage:
-				return pv, pok, true, pver
+			case c == nil || pw == 0:
+				return val, false, true, 0 // the key came later
+			case pw&deleted != 0:
+				return val, false, true, pver
 			}
-			return val, false, true, 0 // the key came later
+			v, ok := c.value(i, t.ptr)
+			if !ok {
+				return val, false, true, lostVer
+			}
+			return v, true, true, pver
 		}
 		if w&deleted != 0 {
 			return val, false, false, ver
