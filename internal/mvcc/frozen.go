@@ -157,7 +157,7 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 					// is listed.
 					b := blocks[x/keepBlockLen]
 					b.v[x%keepBlockLen] = u.value(true).p
-					b.live++
+					b.live |= 1 << (x % keepBlockLen)
 				} else {
 					storeRaw(&f.olds[x].v, u.value(t.ptr), t.ptr)
 				}

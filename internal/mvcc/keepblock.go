@@ -40,9 +40,10 @@ type keepBlock struct {
 	// record lists, or the newest; the collector follows it, nobody
 	// else reads it. Writer only.
 	next *keepBlock
-	// live is the number of values the block holds that records list.
-	// Writer only.
-	live int
+	// live has a bit set for each value of the block that a record, a
+	// page copy or a frozen batch lists, nil or not: a snapshot may
+	// still read it. Writer only.
+	live uint64
 }
 
 // keepBlocks is a table's keep blocks, as the writer sees them.
@@ -104,12 +105,11 @@ func (k *keepBlocks) release(force bool) {
 			continue // gone with the last snapshot that could read it
 		}
 		for m := d.mask; m != 0; m &= m - 1 {
-			j := bits.TrailingZeros64(m)
-			if b.v[j] != nil {
+			if j := bits.TrailingZeros64(m); b.v[j] != nil {
 				atomic.StorePointer(&b.v[j], nil)
-				b.live--
 			}
 		}
+		b.live &^= d.mask
 	}
 	// A queue that once held a great many drops is not kept that large.
 	if cap(k.drops) > 4096 {
@@ -208,7 +208,7 @@ func (t *Table[K, V]) keepValue(r *record, v raw) {
 		k.next()
 	}
 	atomic.StorePointer(&k.cur.v[k.used], v.p)
-	k.cur.live++
+	k.cur.live |= 1 << k.used
 	(*keptRecord)(unsafe.Pointer(r)).block = k.ref
 	r.ver |= uint64(k.used) << keptShift
 	k.used++
@@ -288,7 +288,7 @@ func (k *keepBlocks) relink() {
 			continue
 		}
 		b.next = next
-		if b.live > 0 {
+		if b.live != 0 {
 			next = b
 		}
 		j--

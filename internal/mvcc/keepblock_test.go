@@ -318,3 +318,32 @@ func cyclesToFreeUnread(t *testing.T) int {
 	return cycles
 }
 
+// TestNilValuesKeepTheirBlocks checks that a keep block whose values are
+// all nil, as a page copy's of keys that hold nil, stays chained for the
+// snapshots that read it: relink skips only blocks nobody lists a value
+// of, and a nil value is listed as any other.
+func TestNilValuesKeepTheirBlocks(t *testing.T) {
+	copyPages(t)
+	tb := New[int, *payload](0)
+	tb.Store(0, nil)
+	tb.Store(1, nil)
+	held := tb.Snapshot()
+	tb.Store(1, nil) // starts the next version
+	tb.Store(0, nil) // in place: copies the page, nil values alone, for held
+	if n := tb.meta.Load().arr.copies(); n != 1 {
+		t.Fatalf("the table keeps %d page copies; want 1, for the test to mean anything", n)
+	}
+	later := tb.Snapshot() // holds the copy's block, for a while
+	tb.Store(1, nil)
+	tb.Store(1, nil)
+	runtime.KeepAlive(later)
+	for range 2 { // the first finds later gone, the second relinks
+		tb.Trim()
+		collect()
+	}
+	for k := range 2 {
+		if v, ok := held.Get(k); !ok || v != nil {
+			t.Fatalf("the held snapshot reads %v, %v at key %d; want nil, true", v, ok, k)
+		}
+	}
+}

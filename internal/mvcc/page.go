@@ -137,12 +137,13 @@ func (a *array) copyPage(i int, ver uint64, ptr bool) (*pageCopy, *keepBlock) {
 	lo := p * pageSize
 	for j := range min(len(a.slots)-lo, pageSize) {
 		s := &a.slots[lo+j]
-		c.words[j] = s.word.Load()
+		w := s.word.Load()
+		c.words[j] = w
 		// Plain stores: nobody reads the copy before it is linked.
 		if v := loadRaw(&s.v, ptr); ptr {
 			b.v[j] = v.p
-			if v.p != nil {
-				b.live++
+			if w != 0 && w&deleted == 0 {
+				b.live |= 1 << j // read, nil or not (see pageCopyAt)
 			}
 		} else {
 			vals[j] = v.n
