@@ -242,20 +242,11 @@ func cyclesToFreeUnread(t *testing.T) int {
 	}
 	// Key 0 and another key in the same page; a third key anywhere.
 	arr := tb.meta.Load().arr
-	page := func(k int) int {
-		sl, _, _ := tb.find(arr.slots, k)
-		return sl.index(arr.slots) / pageSize
-	}
-	other := 0
-	for k := 1; k < keys && other == 0; k++ {
-		if page(k) == page(0) {
-			other = k
-		}
-	}
-	if other == 0 {
+	others := samePage(tb, keys)
+	if len(others) == 0 {
 		t.Fatal("no key shares a page with key 0")
 	}
-	third := 1
+	other, third := others[0], 1
 	if third == other {
 		third = 2
 	}

@@ -160,24 +160,36 @@ func (a *array) linkPage(i int, c *pageCopy) {
 	head.Store(c)
 }
 
-// pageCopyAt returns the newest copy of slot i's page whose word for it
-// was written at or before version at, and that word, or nil if no copy
-// has one. A word of 0 (the slot was empty when its page was copied)
-// gives the key's absence at version 0: it came later. It does not reach
-// the copy's keep block: a newer record may hold the value read at
-// version at, and the copy, made before that record, may be older than
-// every snapshot still held; making its block strong while the collector
-// marks would bring back every value kept since (collector.go). Read the
-// value with (*pageCopy).value once it is the one read.
+// pageCopyAt returns the copy of slot i's page that a reader of version
+// at reads, and the copy's word for the slot, or nil if it reads none.
+// That is the oldest copy made as of at or later: the one trimPages keeps
+// while at is held. Its word may be newer than at, if the slot was
+// written in place in the version the copy was made in before the copy
+// was: then a record has the value, and so nil. A newer copy whose word
+// for the slot is not newer than at holds the same value, but trimPages
+// may unlink it and let go of its values while a reader reads it. A word
+// of 0 (the slot was empty when the page was copied) gives the key's
+// absence at version 0: it came later.
+//
+// It does not reach the copy's keep block: a newer record may hold the
+// value read at version at, and a copy that is not read must not have its
+// block made strong while the collector marks, which would bring back
+// every value kept since (collector.go). Read the value with
+// (*pageCopy).value once it is the one read.
 func (a *array) pageCopyAt(i int, at uint64) (*pageCopy, uint64) {
 	ps := a.pages.Load()
 	if ps == nil {
 		return nil, 0
 	}
-	for c := ps.heads[i/pageSize].Load(); c != nil; c = c.older.Load() {
-		if w := c.words[i%pageSize]; w == 0 || w&verMask <= at {
-			return c, w
-		}
+	var read *pageCopy
+	for c := ps.heads[i/pageSize].Load(); c != nil && c.asOf >= at; c = c.older.Load() {
+		read = c
+	}
+	if read == nil {
+		return nil, 0
+	}
+	if w := read.words[i%pageSize]; w == 0 || w&verMask <= at {
+		return read, w
 	}
 	return nil, 0
 }

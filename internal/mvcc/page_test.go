@@ -254,3 +254,78 @@ func TestPagesCopiedAfterAFewRecords(t *testing.T) {
 	runtime.KeepAlive(held)
 	runtime.KeepAlive(all)
 }
+
+// samePage returns keys of tb, among its first n, that share a slot page
+// with key 0: the tests need stores to other keys to copy key 0's page.
+func samePage(tb *Table[int, *payload], n int) []int {
+	arr := tb.meta.Load().arr
+	page := func(k int) int {
+		sl, _, _ := tb.find(arr.slots, k)
+		return sl.index(arr.slots) / pageSize
+	}
+	var ks []int
+	for k := 1; k < n; k++ {
+		if page(k) == page(0) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// TestHeldReadsTheCopyATrimKeeps makes a trim unlink a page copy, and let
+// go of its values, while a held snapshot is about to read key 0 from
+// the page's copies. Two copies hold the value the snapshot reads: the
+// one made as of its version, which the trim keeps, and a newer one,
+// made as of a version no snapshot holds any more, in which key 0 was not
+// written since. The reader must read the first: the newer one's value
+// is gone once the trim lets go of it.
+func TestHeldReadsTheCopyATrimKeeps(t *testing.T) {
+	copyPages(t)
+	tb := New[int, *payload](0)
+	const keys = 64
+	for k := range keys {
+		tb.Store(k, newPayload(uint64(k), nil))
+	}
+	others := samePage(tb, keys)
+	if len(others) < 2 {
+		t.Fatalf("%d keys share a page with key 0; want 2", len(others))
+	}
+	// copyAt copies key 0's page as of the version of a new snapshot,
+	// by a Store in place to another key of the page, and returns the
+	// snapshot.
+	copyAt := func(other int) Snapshot[int, *payload] {
+		s := tb.Snapshot()
+		tb.Store(others[1-other], newPayload(uint64(others[1-other]), nil)) // starts the next version
+		tb.Store(others[other], newPayload(uint64(others[other]), nil))     // in place: copies the page
+		return s
+	}
+	held := copyAt(0)
+	later := copyAt(1)
+	tb.Store(0, newPayload(1000, nil)) // in the version of the second copy: nothing more kept
+	if n := tb.meta.Load().arr.copies(); n != 2 {
+		t.Fatalf("the table keeps %d page copies; want 2, for the test to mean anything", n)
+	}
+	runtime.KeepAlive(later) // from here no snapshot reads the second copy
+
+	trimmed := false
+	inRead = func(step int) {
+		if step != 4 {
+			return
+		}
+		inRead = nil
+		collect() // later is gone
+		tb.Trim()
+		trimmed = true
+	}
+	t.Cleanup(func() { inRead = nil })
+	v, ok := held.Get(0)
+	if !trimmed {
+		t.Fatal("the held snapshot read key 0 without reading a page copy; want it to, for the test to mean anything")
+	}
+	if n := tb.meta.Load().arr.copies(); n != 1 {
+		t.Errorf("the trim left %d page copies; want 1, the held snapshot's", n)
+	}
+	if !ok || !v.intact(0) {
+		t.Fatalf("the held snapshot reads %v, %v at key 0 across the trim; want its value, intact", v, ok)
+	}
+}

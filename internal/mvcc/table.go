@@ -108,7 +108,8 @@ var beforePublish, inChange func()
 // before it reads the word again; with 2 when the word it read is newer
 // than the version it reads, before it looks for an older value; and
 // with 3 when it found the slot's version in a Batch's undo log, before
-// it reads the log's blocks and the entry.
+// it reads the log's blocks and the entry; and with 4 when it found the
+// page copy it reads the slot's older value from, before it reads it.
 var inRead func(step int)
 
 // inAbort, when not nil, is called by a Batch putting back a slot after
@@ -994,6 +995,9 @@ func (t *Table[K, V]) at(a *array, sl *slot, w, at uint64) (val raw, ok, older b
 				return val, false, true, 0 // the key came later
 			case pw&deleted != 0:
 				return val, false, true, pver
+			}
+			if inRead != nil {
+				inRead(4)
 			}
 			v, ok := c.value(i, t.ptr)
 			if !ok {
