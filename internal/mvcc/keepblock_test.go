@@ -3,6 +3,7 @@ package mvcc
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -337,4 +338,105 @@ func TestNilValuesKeepTheirBlocks(t *testing.T) {
 			t.Fatalf("the held snapshot reads %v, %v at key %d; want nil, true", v, ok, k)
 		}
 	}
+}
+
+// TestHeldPointersHoldUnderAWriter is TestBoxedValuesWholeUnderAWriter for
+// values that keep blocks hold: pointers, nil among them, with deletes and
+// batches, and collections the writer starts, each way of keeping older
+// values alone and mixed. Readers take snapshots, hold a few of them over
+// many passes, and read each held one again every pass: each key must
+// give the same pointer or absence every time, and the payload intact.
+func TestHeldPointersHoldUnderAWriter(t *testing.T) {
+	for _, way := range []struct {
+		name string
+		set  func(testing.TB)
+	}{
+		{"records", keepRecords},
+		{"pages", copyPages},
+		{"mixed", func(testing.TB) {}},
+	} {
+		t.Run(way.name, func(t *testing.T) {
+			way.set(t)
+			heldPointersUnderAWriter(t)
+		})
+	}
+}
+
+func heldPointersUnderAWriter(t *testing.T) {
+	const keys, ops, hold = 64, 30000, 3
+	tb := New[int, *payload](0)
+	var failures atomic.Int32
+	fail := func(format string, args ...any) {
+		if failures.Add(1) < 5 {
+			t.Errorf(format, args...)
+		}
+	}
+	type read struct {
+		p  *payload
+		ok bool
+	}
+	type heldSnap struct {
+		s     Snapshot[int, *payload]
+		reads []read
+	}
+	readAll := func(s Snapshot[int, *payload]) []read {
+		reads := make([]read, keys)
+		for k := range keys {
+			p, ok := s.Get(k)
+			if ok && p != nil && !p.intact(p.id) {
+				fail("snapshot %d reads a payload at key %d that is not whole", s.Version(), k)
+			}
+			reads[k] = read{p, ok}
+		}
+		return reads
+	}
+	helds := make([][]heldSnap, 2)
+	passes := make([]int, 2)
+	whileWriting(2, func(r int) {
+		s := tb.Snapshot()
+		reads := readAll(s)
+		if passes[r]++; passes[r]%20 == 1 {
+			if len(helds[r]) == hold {
+				helds[r] = helds[r][1:]
+			}
+			helds[r] = append(helds[r], heldSnap{s, reads})
+		}
+		for _, h := range helds[r] {
+			for k, now := range readAll(h.s) {
+				if was := h.reads[k]; now != was {
+					fail("snapshot %d read %p, %v at key %d, then %p, %v", h.s.Version(), was.p, was.ok, k, now.p, now.ok)
+				}
+			}
+		}
+	}, func() {
+		rng := rand.New(rand.NewPCG(3, 4))
+		deadline := time.Now().Add(500 * time.Millisecond)
+		id := uint64(0)
+		op := func(store func(int, *payload), del func(int) bool) {
+			k := rng.IntN(keys)
+			switch n := rng.IntN(10); {
+			case n == 0:
+				del(k)
+			case n == 1:
+				store(k, nil)
+			default:
+				id++
+				store(k, newPayload(id, nil))
+			}
+		}
+		for i := 0; i < ops && time.Now().Before(deadline); i++ {
+			switch {
+			case i%1000 == 999:
+				runtime.GC()
+			case i%20 == 0:
+				tb.Batch(func(b Batch[int, *payload]) {
+					for range 5 {
+						op(b.Store, b.Delete)
+					}
+				})
+			default:
+				op(tb.Store, tb.Delete)
+			}
+		}
+	})
 }
