@@ -205,7 +205,7 @@ func alive[K comparable, V any](tb *Table[K, V]) int {
 // in a newer record must not reach the copy's block, for a weak pointer
 // made strong during marking keeps its block, and every block chained
 // after it, through the cycle. Here that block alone holds the first
-// value of key 0, which must go in the cycle that finds the snapshot that
+// value of a key, which must go in the cycle that finds the snapshot that
 // read it unreachable. Reads that reached the block kept it for 1 to 21
 // cycles (3 of 20 runs freed it in one), so each of a few rounds must
 // free it in at most two.
@@ -218,13 +218,13 @@ func TestReadsBringBackNoBlock(t *testing.T) {
 	}
 	for round := range 3 {
 		if cycles := cyclesToFreeUnread(t); cycles > 2 {
-			t.Fatalf("round %d: the first value of key 0 outlived the snapshot that read it by %d collection cycles while another snapshot was read; want it freed in the first", round, cycles)
+			t.Fatalf("round %d: the first value of a key outlived the snapshot that read it by %d collection cycles while another snapshot was read; want it freed in the first", round, cycles)
 		}
 	}
 	runtime.KeepAlive(ballast)
 }
 
-// cyclesToFreeUnread makes a table of pointers whose first value of key 0
+// cyclesToFreeUnread makes a table of pointers whose first value of a key
 // only a page copy keeps, drops the snapshot that read it, and counts the
 // collection cycles until that value is freed (at most 50), while a
 // goroutine reads, in a snapshot still held, a key of the same page whose
@@ -234,26 +234,23 @@ func cyclesToFreeUnread(t *testing.T) int {
 	copyAfter = 0
 	tb := New[int, *payload](0)
 	const keys = 64
-	p0 := newPayload(0, nil)
-	gone := weak.Make(p0)
-	tb.Store(0, p0)
-	p0 = nil
-	for k := 1; k < keys; k++ {
+	for k := range keys {
 		tb.Store(k, newPayload(uint64(k), nil))
 	}
-	// Key 0 and another key in the same page; a third key anywhere.
+	// A key and another in the same page; a third key anywhere.
 	arr := tb.meta.Load().arr
-	others := samePage(tb, keys)
-	if len(others) == 0 {
-		t.Fatal("no key shares a page with key 0")
+	key, others := pageMates(t, tb, keys, 1)
+	other := others[0]
+	third := (other + 1) % keys
+	if third == key {
+		third = (third + 1) % keys
 	}
-	other, third := others[0], 1
-	if third == other {
-		third = 2
-	}
+	p, _ := tb.Load(key)
+	gone := weak.Make(p)
+	p = nil
 	first := tb.Snapshot()
 	tb.Store(third, newPayload(uint64(third), nil)) // starts the next version
-	tb.Store(0, newPayload(1000, nil))              // in place: copies the page, as of first
+	tb.Store(key, newPayload(1000, nil))            // in place: copies the page, as of first
 	if n := arr.copies(); n != 1 {
 		t.Fatalf("the table keeps %d page copies; want 1, for the test to mean anything", n)
 	}
@@ -264,10 +261,10 @@ func cyclesToFreeUnread(t *testing.T) int {
 	if tb.meta.Load().arr != arr {
 		t.Fatal("the table made a new array; want the one whose page was copied")
 	}
-	if v, ok := first.Get(0); !ok || !v.intact(0) {
-		t.Fatalf("the first snapshot reads %v, %v at key 0; want its value, intact", v, ok)
+	if v, ok := first.Get(key); !ok || !v.intact(uint64(key)) {
+		t.Fatalf("the first snapshot reads %v, %v at key %d; want its value, intact", v, ok, key)
 	}
-	runtime.KeepAlive(first) // from here only the page copy lists the first value of key 0
+	runtime.KeepAlive(first) // from here only the page copy lists the key's first value
 
 	stop := make(chan struct{})
 	var reads atomic.Int64

@@ -255,29 +255,31 @@ func TestPagesCopiedAfterAFewRecords(t *testing.T) {
 	runtime.KeepAlive(all)
 }
 
-// samePage returns keys of tb, among its first n, that share a slot page
-// with key 0: the tests need stores to other keys to copy key 0's page.
-func samePage(tb *Table[int, *payload], n int) []int {
+// pageMates returns a key of tb, among its first n, and mates keys that
+// share its slot page, for tests whose Stores to other keys must copy the
+// key's page. With n keys over the pages of a table tb made for them, some
+// page holds a good share of them.
+func pageMates(t *testing.T, tb *Table[int, *payload], n, mates int) (int, []int) {
+	t.Helper()
 	arr := tb.meta.Load().arr
-	page := func(k int) int {
+	byPage := map[int][]int{}
+	for k := range n {
 		sl, _, _ := tb.find(arr.slots, k)
-		return sl.index(arr.slots) / pageSize
-	}
-	var ks []int
-	for k := 1; k < n; k++ {
-		if page(k) == page(0) {
-			ks = append(ks, k)
+		p := sl.index(arr.slots) / pageSize
+		if byPage[p] = append(byPage[p], k); len(byPage[p]) > mates {
+			return byPage[p][0], byPage[p][1:]
 		}
 	}
-	return ks
+	t.Fatalf("no page holds %d of the %d keys", mates+1, n)
+	return 0, nil
 }
 
 // TestHeldReadsTheCopyATrimKeeps makes a trim unlink a page copy, and let
-// go of its values, while a held snapshot is about to read key 0 from
+// go of its values, while a held snapshot is about to read a key from
 // the page's copies. Two copies hold the value the snapshot reads: the
 // one made as of its version, which the trim keeps, and a newer one,
-// made as of a version no snapshot holds any more, in which key 0 was not
-// written since. The reader must read the first: the newer one's value
+// made as of a version no snapshot holds any more, in which the key was
+// not written since. The reader must read the first: the newer one's value
 // is gone once the trim lets go of it.
 func TestHeldReadsTheCopyATrimKeeps(t *testing.T) {
 	copyPages(t)
@@ -286,11 +288,8 @@ func TestHeldReadsTheCopyATrimKeeps(t *testing.T) {
 	for k := range keys {
 		tb.Store(k, newPayload(uint64(k), nil))
 	}
-	others := samePage(tb, keys)
-	if len(others) < 2 {
-		t.Fatalf("%d keys share a page with key 0; want 2", len(others))
-	}
-	// copyAt copies key 0's page as of the version of a new snapshot,
+	key, others := pageMates(t, tb, keys, 2)
+	// copyAt copies key's page as of the version of a new snapshot,
 	// by a Store in place to another key of the page, and returns the
 	// snapshot.
 	copyAt := func(other int) Snapshot[int, *payload] {
@@ -301,7 +300,7 @@ func TestHeldReadsTheCopyATrimKeeps(t *testing.T) {
 	}
 	held := copyAt(0)
 	later := copyAt(1)
-	tb.Store(0, newPayload(1000, nil)) // in the version of the second copy: nothing more kept
+	tb.Store(key, newPayload(1000, nil)) // in the version of the second copy: nothing more kept
 	if n := tb.meta.Load().arr.copies(); n != 2 {
 		t.Fatalf("the table keeps %d page copies; want 2, for the test to mean anything", n)
 	}
@@ -318,14 +317,14 @@ func TestHeldReadsTheCopyATrimKeeps(t *testing.T) {
 		trimmed = true
 	}
 	t.Cleanup(func() { inRead = nil })
-	v, ok := held.Get(0)
+	v, ok := held.Get(key)
 	if !trimmed {
-		t.Fatal("the held snapshot read key 0 without reading a page copy; want it to, for the test to mean anything")
+		t.Fatal("the held snapshot read its key without reading a page copy; want it to, for the test to mean anything")
 	}
 	if n := tb.meta.Load().arr.copies(); n != 1 {
 		t.Errorf("the trim left %d page copies; want 1, the held snapshot's", n)
 	}
-	if !ok || !v.intact(0) {
-		t.Fatalf("the held snapshot reads %v, %v at key 0 across the trim; want its value, intact", v, ok)
+	if !ok || !v.intact(uint64(key)) {
+		t.Fatalf("the held snapshot reads %v, %v at key %d across the trim; want its value, intact", v, ok, key)
 	}
 }
