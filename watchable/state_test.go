@@ -502,3 +502,32 @@ func TestStateRevision(t *testing.T) {
 		t.Errorf("keyed snapshot: State.Revision() = %d, Revision = %d; want 4", snap.State.Revision(), snap.Revision)
 	}
 }
+
+// TestStateOfNilValuesOutlivesDeletes holds a State of a map of nil
+// pointers while every key is deleted, then collects garbage: the State
+// must still read each key as nil. The deletes keep the nils for it, some
+// in copies of whole pages of slots whose keep blocks held only nils,
+// which the writer's trims used to let go of as if they listed nothing:
+// the State's Get panicked (round forty-eight).
+func TestStateOfNilValuesOutlivesDeletes(t *testing.T) {
+	var m watchable.Map[string, *endpoint]
+	const keys = 10000 // enough older values kept for the writer to trim
+	key := func(i int) string { return fmt.Sprint("ep-", i) }
+	for i := range keys {
+		m.Store(key(i), nil)
+	}
+	held := m.State()
+	for i := range keys {
+		m.Delete(key(i))
+	}
+	runtime.GC()
+	runtime.GC()
+	for i := range keys {
+		if v, ok := held.Get(key(i)); !ok || v != nil {
+			t.Fatalf("the held State reads %v, %v at %s; want nil, true", v, ok, key(i))
+		}
+	}
+	if held.Len() != keys || m.Len() != 0 {
+		t.Fatalf("the held State has %d keys and the map %d; want %d and 0", held.Len(), m.Len(), keys)
+	}
+}
