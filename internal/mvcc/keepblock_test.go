@@ -1,7 +1,6 @@
 package mvcc
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -266,42 +265,29 @@ func cyclesToFreeUnread(t *testing.T) int {
 	}
 	runtime.KeepAlive(first) // from here only the page copy lists the key's first value
 
-	stop := make(chan struct{})
 	var reads atomic.Int64
-	bad := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for range 100 {
-				if v, ok := held.Get(other); !ok || !v.intact(1001) {
-					bad <- fmt.Sprintf("the held snapshot reads %v, %v at key %d; want the value of 1001, intact", v, ok, other)
-					return
-				}
-			}
-			reads.Add(100)
-			runtime.Gosched() // for one P
-		}
-	}()
-	for reads.Load() == 0 {
-		runtime.Gosched()
-	}
+	var failed atomic.Bool
 	cycles := 0
-	for gone.Value() != nil && cycles < 50 {
-		runtime.GC() // returns once swept: the weak pointer of what it freed is nil
-		cycles++
-	}
-	close(stop)
-	<-done
-	select {
-	case msg := <-bad:
-		t.Fatal(msg)
-	default:
+	whileWriting(1, func(int) {
+		for range 100 {
+			if v, ok := held.Get(other); (!ok || !v.intact(1001)) && !failed.Swap(true) {
+				t.Errorf("the held snapshot reads %v, %v at key %d; want the value of 1001, intact", v, ok, other)
+				return
+			}
+		}
+		reads.Add(100)
+		runtime.Gosched() // for one P
+	}, func() {
+		for reads.Load() == 0 {
+			runtime.Gosched()
+		}
+		for gone.Value() != nil && cycles < 50 {
+			runtime.GC() // returns once swept: the weak pointer of what it freed is nil
+			cycles++
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
 	runtime.KeepAlive(held)
 	return cycles
