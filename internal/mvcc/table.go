@@ -613,7 +613,12 @@ func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del 
 	if del {
 		nw |= deleted
 	}
-	t.storeSlot(s, w, nw, r) // nothing to keep: readers of the batch's slots read the undo log
+	// Nothing to keep: readers of the batch's slots read the undo log.
+	if t.ptr {
+		t.storeSlot(s, w, nw, r)
+	} else {
+		storeSlotRelease(s, w, nw, r.n)
+	}
 	if logging && first {
 		t.log.append(Entry[K]{ver, k})
 	}
