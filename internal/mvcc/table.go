@@ -613,12 +613,7 @@ func (t *Table[K, V]) batchSet(k K, m *meta, s *slot, tag, w uint64, r raw, del 
 	if del {
 		nw |= deleted
 	}
-	// Nothing to keep: readers of the batch's slots read the undo log.
-	if t.ptr {
-		t.storeSlot(s, w, nw, r)
-	} else {
-		storeSlotRelease(s, w, nw, r.n)
-	}
+	t.storeSlot(s, w, nw, r) // nothing to keep: readers of the batch's slots read the undo log
 	if logging && first {
 		t.log.append(Entry[K]{ver, k})
 	}
@@ -890,6 +885,10 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 // where it held a value, the order readers rely on (see current and at).
 // Writer only.
 func (t *Table[K, V]) storeSlot(s *slot, w, nw uint64, val raw) {
+	if !t.ptr {
+		storeSlotRelease(s, w, nw, val.n)
+		return
+	}
 	if w == 0 || w&deleted != 0 {
 		storeRaw(&s.v, val, t.ptr)
 		s.word.Store(nw)
