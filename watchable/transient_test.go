@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -316,6 +317,12 @@ func TestFilteredSnapshotsNeverChange(t *testing.T) {
 		}
 		if i == 10000 {
 			read(parts.Subscribe(ctx, 1), 2) // shares the first's view
+		}
+		if i%100 == 0 {
+			// With GOMAXPROCS=1 the writer could make all its Stores
+			// before a reader runs, and a reader would see only its
+			// first snapshot.
+			runtime.Gosched()
 		}
 	}
 	cancel()
