@@ -883,7 +883,8 @@ func (t *Table[K, V]) write(a *array, s *slot, tag, w, ver uint64, val raw, del 
 // storeSlot stores word nw and value val in slot s, whose word was w: the
 // value first where the slot was empty or its key deleted, the word first
 // where it held a value, the order readers rely on (see current and at).
-// Writer only.
+// In a table of words both are release stores (storeSlotRelease). Writer
+// only.
 func (t *Table[K, V]) storeSlot(s *slot, w, nw uint64, val raw) {
 	if !t.ptr {
 		storeSlotRelease(s, w, nw, val.n)
