@@ -114,17 +114,17 @@ func (a *array) frozenOf(ver uint64) (*frozenBatch, uint64) {
 func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 	n := t.undo.n
 	kept, thawed := 0, 0
-	t.undo.each(func(u *undo) {
+	t.undo.each(func(u *undo, i int, began bool) {
 		w := u.w.Load()
 		switch {
-		case w == 0 || u.a != arr:
+		case w == 0 || !began:
 		case w&verMask <= newest:
 			kept++
 		case arr.frozen.Load() != nil:
 			var buf [4]*record
 			older := t.thaw(arr, w, buf[:0])
 			for j := len(older) - 1; j >= 0; j-- {
-				arr.keep(u.s.index(arr.slots), older[j])
+				arr.keep(i, older[j])
 			}
 			thawed += len(older)
 		}
@@ -148,9 +148,9 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 			}
 		}
 		x := uint64(0)
-		t.undo.each(func(u *undo) {
+		t.undo.each(func(u *undo, i int, began bool) {
 			w := u.w.Load()
-			if w != 0 && u.a == arr && w&verMask <= newest {
+			if w != 0 && began && w&verMask <= newest {
 				f.olds[x].ver = w
 				if blocked {
 					// Plain stores: nobody reads the batch before it
@@ -161,14 +161,14 @@ func (t *Table[K, V]) keepReplaced(arr *array, newest uint64) int {
 				} else {
 					storeRaw(&f.olds[x].v, u.value(t.ptr), t.ptr)
 				}
-				f.slots[x] = uint32(u.s.index(arr.slots))
+				f.slots[x] = uint32(i)
 				x++
 				return
 			}
 			if !freeze {
 				return
 			}
-			if u.a == arr {
+			if began {
 				f.olds[x].ver = w // leads a reader on to the slot's list
 			}
 			f.dead[x/64] |= 1 << (x % 64)

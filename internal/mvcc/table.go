@@ -673,8 +673,8 @@ func (t *Table[K, V]) Batch(fn func(b Batch[K, V])) {
 			break
 		}
 	}
-	t.undo.begin(t.batch)
 	before := t.meta.Load()
+	t.undo.begin(t.batch, before.arr)
 	n, used := t.n, t.used
 	done := false
 	defer func() {
@@ -757,22 +757,23 @@ func (t *Table[K, V]) endBatch(arr *array) {
 // array the batch grew into is dropped whole. No reader saw any of the
 // batch: v is published only once it is put back. Writer only.
 func (t *Table[K, V]) abort(before *meta, n, used int, cur, v uint64) {
-	t.undo.each(func(u *undo) {
-		if u.a != before.arr {
+	t.undo.each(func(u *undo, i int, began bool) {
+		if !began {
 			return
 		}
-		w := u.s.word.Load() | deleted
+		sl := &before.arr.slots[i]
+		w := sl.word.Load() | deleted
 		old := u.w.Load()
 		if old == 0 {
 			used++ // taken by a deleted key
 		} else if old&deleted == 0 {
 			w &^= deleted
 		}
-		storeRaw(&u.s.v, u.value(t.ptr), t.ptr)
+		storeRaw(&sl.v, u.value(t.ptr), t.ptr)
 		if inAbort != nil {
 			inAbort()
 		}
-		u.s.word.Store(w)
+		sl.word.Store(w)
 	})
 	t.meta.Store(before)
 	t.n, t.used = n, used

@@ -20,10 +20,18 @@ import (
 // Readers never read the count of entries: a reader learns an index from
 // a slot's word, which the writer stores after the entry (see find). Each
 // atomic store is a locked instruction on amd64: an entry takes two, its
-// word and the one value the table's kind has (and a third in a table of
-// pointers, when end clears the value). Until round forty-two it took
-// five, the count and both values stored and a pointer cleared, about a
-// fifth of the cost of a Store in a batch of integers.
+// word and its value (and a third in a table of pointers, when end clears
+// the value). Until round forty-two it took five, the count and both
+// values stored and a pointer cleared, about a fifth of the cost of a
+// Store in a batch of integers.
+//
+// An entry holds what readers read, the slot's word and value: 16 bytes.
+// Which slot it was is the writer's alone, an index kept beside the
+// entries. The writer needs the slots of the array the batch began in
+// only, for an array the batch grew into is read by no version before
+// the batch (see Table.keepReplaced), and those are the entries before
+// grew. Until round fifty an entry also held the slot's array and a
+// pointer to the slot, 40 bytes, which the batch's end cleared again.
 type undoLog struct {
 	// base is the first version of the Batch under way, 0 outside one.
 	// The writer sets it after n is 0, and clears it before it reuses
@@ -31,38 +39,50 @@ type undoLog struct {
 	base   atomic.Uint64
 	n      uint64 // entries written; the writer's alone
 	blocks atomic.Pointer[[]*undoBlock]
+
+	// The writer's alone: the array the batch began in; the index of
+	// the first entry in an array the batch grew into (n while it has
+	// not grown); and the index of each entry's slot in its array.
+	arr   *array
+	grew  uint64
+	slots []uint32
 }
 
 // undoBlockSize is the number of entries in each block of an undoLog.
 const undoBlockSize = 256
 
+// undoBlock is a block of entries. A table of pointers allocates its
+// blocks as pointerUndos, whose values the collector scans, and reads
+// them through this type, as it does its slots (see pointerSlot).
 type undoBlock [undoBlockSize]undo
 
 // undo is a slot as it was before a Batch first wrote it: its word (0 if
-// the slot was empty) and its value, in p in a table of pointers and in n
-// in any other. a and s are the writer's; readers read w and the value,
-// atomically.
+// the slot was empty) and its value (a pointer in a table of pointers:
+// see raw). Readers read both atomically.
 type undo struct {
-	a *array
-	s *slot
 	w atomic.Uint64
-	p unsafe.Pointer // the value, when values are pointers
-	n uint64         // the value, otherwise
+	v uint64
 }
 
-func (u *undo) value(ptr bool) raw {
-	if ptr {
-		return raw{p: atomic.LoadPointer(&u.p)}
-	}
-	return raw{n: atomic.LoadUint64(&u.n)}
+// pointerUndo is undo with v typed as the pointer it holds.
+type pointerUndo struct {
+	w atomic.Uint64
+	v unsafe.Pointer
 }
 
-// begin starts the log of a batch whose first version is base. Writer
-// only.
-func (l *undoLog) begin(base uint64) {
+func (u *undo) value(ptr bool) raw { return loadRaw(&u.v, ptr) }
+
+// begin starts the log of a batch whose first version is base, made in
+// the slots of arr. Writer only.
+func (l *undoLog) begin(base uint64, arr *array) {
 	l.n = 0
+	l.arr, l.grew = arr, noGrowth
+	l.slots = l.slots[:0]
 	l.base.Store(base)
 }
+
+// noGrowth is undoLog.grew while the batch has not grown its table.
+const noGrowth = ^uint64(0)
 
 // add records that slot s of array a held word w and value v (a pointer
 // if ptr), and returns its index: the batch writes s as version
@@ -75,18 +95,22 @@ func (l *undoLog) add(a *array, s *slot, w uint64, v raw, ptr bool) uint64 {
 		if bp != nil {
 			blocks = append(blocks, *bp...)
 		}
-		blocks = append(blocks, new(undoBlock))
+		if ptr {
+			b := make([]pointerUndo, undoBlockSize)
+			blocks = append(blocks, (*undoBlock)(unsafe.Pointer(unsafe.SliceData(b))))
+		} else {
+			blocks = append(blocks, new(undoBlock))
+		}
 		bp = &blocks
 		l.blocks.Store(bp)
 	}
-	u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
-	u.a, u.s = a, s
-	u.w.Store(w)
-	if ptr {
-		atomic.StorePointer(&u.p, v.p)
-	} else {
-		atomic.StoreUint64(&u.n, v.n)
+	if a != l.arr && l.grew == noGrowth {
+		l.grew = x
 	}
+	l.slots = append(l.slots, uint32(s.index(a.slots)))
+	u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
+	u.w.Store(w)
+	storeRaw(&u.v, v, ptr)
 	l.n = x + 1
 	return x
 }
@@ -128,33 +152,36 @@ func (l *undoLog) find(ver uint64, ptr bool) (w uint64, v raw, ok bool) {
 	return w, v, true
 }
 
-// each calls fn with each entry, in order. Writer only.
-func (l *undoLog) each(fn func(u *undo)) {
+// each calls fn with each entry, in order, and the slot it was: the
+// index of that slot in the slots of the array the batch began in, and
+// whether it was one (false for a slot of an array the batch grew into).
+// Writer only.
+func (l *undoLog) each(fn func(u *undo, slot int, began bool)) {
 	bp := l.blocks.Load()
 	for x := range l.n {
-		fn(&(*bp)[x/undoBlockSize][x%undoBlockSize])
+		fn(&(*bp)[x/undoBlockSize][x%undoBlockSize], int(l.slots[x]), x < l.grew)
 	}
 }
 
 // end closes the batch's log. It keeps the blocks for the next batch
 // only while they are small beside a table of keys keys, and lets go of
-// the values they hold (pointers if ptr). Writer only.
+// the values they hold (pointers if ptr) and of the array. Writer only.
 func (l *undoLog) end(keys int, ptr bool) {
 	n := l.n
 	l.base.Store(0) // before the entries are changed: see at
+	l.arr = nil
 	bp := l.blocks.Load()
 	if bp == nil {
 		return
 	}
 	if uint64(len(*bp))*undoBlockSize > uint64(max(1024, keys/8)) {
 		l.blocks.Store(nil)
+		l.slots = nil
 		return
 	}
-	for x := range n {
-		u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
-		u.a, u.s = nil, nil
-		if ptr {
-			atomic.StorePointer(&u.p, nil)
+	if ptr {
+		for x := range n {
+			storeRaw(&(*bp)[x/undoBlockSize][x%undoBlockSize].v, raw{}, true)
 		}
 	}
 }
