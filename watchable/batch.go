@@ -19,8 +19,10 @@ type Batch[K comparable, V any] struct {
 	record           bool
 	dirty, effective bool
 	done             bool
-	n                int    // the number of entries, as the batch has them
-	plain            uint32 // the map's plain kind of V (see plain.go)
+	n                int                // the number of entries, as the batch has them
+	plain            uint32             // the map's plain kind of V (see plain.go)
+	ahead            *storesAhead[K, V] // the map's, while Stores wait in it (see Store)
+	recheck          int                // Stores before startAhead asks again
 }
 
 func (b *Batch[K, V]) live() {
@@ -31,14 +33,45 @@ func (b *Batch[K, V]) live() {
 
 // Store sets key to a deep copy of value within the batch, with the same
 // rules as Map.Store.
+//
+// In a large map, a Store waits until a few more have been made before it
+// is applied, its key's slot fetched into the cache meanwhile, so that the
+// cache misses of consecutive Stores overlap (see storesAhead). Nothing
+// of that shows: Delete, Load and Len apply the Stores waiting first, and
+// so does the end of the batch.
 func (b *Batch[K, V]) Store(key K, value V) {
 	b.live()
 	value = copyAs(b.plain, value)
 	if b.m.closed { // m.mu is held: it stays as the batch found it
 		return
 	}
+	a := b.ahead
+	if a == nil {
+		if b.recheck--; b.recheck >= 0 || !b.startAhead() {
+			b.apply(key, value, 0)
+			return
+		}
+		a = b.ahead
+	}
+	// Hold the Store back, its slot prefetched, and apply the oldest
+	// held if that makes too many.
+	h := b.m.tab.Prefetch(key)
+	if a.n < aheadStores {
+		a.waiting[(a.first+a.n)%aheadStores] = waitingStore[K, V]{key, value, h}
+		a.n++
+		return
+	}
+	w := &a.waiting[a.first]
+	b.apply(w.key, w.value, w.hash)
+	*w = waitingStore[K, V]{key, value, h}
+	a.first = (a.first + 1) % aheadStores
+}
+
+// apply sets key, whose hash is h (or 0, unknown), to value, the map's own
+// copy, unless the two are identical.
+func (b *Batch[K, V]) apply(key K, value V, h uint64) {
 	var c mvcc.Ref[K, V]
-	b.m.tab.Find(key, &c)
+	b.m.tab.FindHashed(key, h, &c)
 	old, ok := c.Value()
 	silent := ok && equalAs(b.plain, old, value)
 	if silent && exactAs[V](b.plain) {
@@ -70,6 +103,7 @@ func (b *Batch[K, V]) Delete(key K) {
 	if b.m.closed {
 		return
 	}
+	b.flush()
 	var c mvcc.Ref[K, V]
 	b.m.tab.Find(key, &c)
 	old, ok := c.Value()
@@ -87,6 +121,7 @@ func (b *Batch[K, V]) Delete(key K) {
 // Load returns a deep copy of the value for key as the batch has it so far.
 func (b *Batch[K, V]) Load(key K) (V, bool) {
 	b.live()
+	b.flush()
 	var c mvcc.Ref[K, V]
 	b.m.tab.Find(key, &c)
 	v, ok := c.Value()
@@ -99,6 +134,7 @@ func (b *Batch[K, V]) Load(key K) (V, bool) {
 // Len returns the number of entries as the batch has it so far.
 func (b *Batch[K, V]) Len() int {
 	b.live()
+	b.flush()
 	return b.n
 }
 
@@ -130,12 +166,18 @@ func (m *Map[K, V]) Batch(fn func(b *Batch[K, V])) {
 
 // newBatch starts a batch. m.mu is held.
 func (m *Map[K, V]) newBatch() *Batch[K, V] {
-	return &Batch[K, V]{m: m, record: m.watched(), n: m.tab.Len(), plain: m.plain()}
+	// The first few Stores are applied at once: a batch that makes no
+	// more gains nothing from holding them back (see storesAhead).
+	return &Batch[K, V]{m: m, record: m.watched(), n: m.tab.Len(), plain: m.plain(), recheck: aheadStores}
 }
 
 // end ends the batch, committed or not.
 func (b *Batch[K, V]) end() {
 	b.done = true
+	if b.ahead != nil {
+		b.ahead.drop() // Stores left waiting when fn panicked
+		b.ahead = nil
+	}
 	clear(b.changes) // keep no value alive
 	b.changes = nil
 }
@@ -152,6 +194,7 @@ func (m *Map[K, V]) commit(b *Batch[K, V], fn func(b *Batch[K, V])) {
 	)
 	m.tab.Batch(func(tb mvcc.Batch[K, V]) {
 		fn(b)
+		b.flush()
 		if !b.dirty {
 			return
 		}

@@ -12,16 +12,16 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// A Batch on a large map applies its Stores in groups, descending the trie
-// for a whole group at once (see Batch.flush). These tests run batches far
-// longer than a group on maps large enough for grouping, so that Stores,
-// Deletes, Loads and Lens fall on every side of a group's boundary, and
-// check that nothing of that shows.
+// A Batch on a large map holds its last few Stores back, their slots
+// prefetched, and applies each when later ones come (see storesAhead).
+// These tests run batches far longer than that on maps large enough for
+// it, so that Stores, Deletes, Loads and Lens fall among Stores held
+// back, and check that nothing of that shows.
 
 // ballast is how many entries the tests put in a map, at keys from
-// ballastKey on, to make it large enough for grouping: more than the
-// 32,768 entries Batch asks for.
-const ballast, ballastKey = 1<<15 + 100, 1 << 30
+// ballastKey on, to make it large enough for Stores to be held back: a
+// table of 65,536 slots or more (mvcc.Table.Large).
+const ballast, ballastKey = 1<<16 + 100, 1 << 30
 
 func withBallast[V any](m *watchable.Map[int, V], v V) {
 	m.Batch(func(b *watchable.Batch[int, V]) {
@@ -127,8 +127,8 @@ func TestLongBatchesMatchAModel(t *testing.T) {
 }
 
 // TestLongBatchPanicAppliesNothing panics after many more Stores than a
-// group holds, some of them already applied to the batch's own nodes:
-// nothing reaches the map.
+// batch holds back, most of them already applied to the table, the last
+// few still held: nothing reaches the map.
 func TestLongBatchPanicAppliesNothing(t *testing.T) {
 	var m watchable.Map[int, int]
 	defer m.Close()

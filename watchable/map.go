@@ -39,9 +39,10 @@ type Map[K comparable, V any] struct {
 	// RegisterInitializer). It is negative so that the zero Map, which has
 	// no initializer, is initialized.
 	uninitialized bool
-	init          initialization   // see init.go
-	keys          *keyIndex[K, V]  // SubscribeKeys' index, made on first use
-	keyNotes      *keyNotifiers[K] // NotifyKeys' index, made on first use
+	init          initialization     // see init.go
+	keys          *keyIndex[K, V]    // SubscribeKeys' index, made on first use
+	keyNotes      *keyNotifiers[K]   // NotifyKeys' index, made on first use
+	ahead         *storesAhead[K, V] // large batches' Stores waiting, made on first use
 
 	plainKind atomic.Uint32 // see plain.go
 }
