@@ -149,6 +149,8 @@ func (b *Batch[K, V]) Len() int {
 // The batch writes into the map's table as it goes, each write with one
 // probe, and publishes them all at once when fn returns: until then
 // readers see the map as it was, and never wait for it (docs/design.md).
+// In a large map it holds its last few Stores back, so that their probes'
+// cache misses overlap (see Batch.Store); the batch's own reads see them.
 // A batch keeps no copy of what it replaces beyond one entry a key in a
 // log it reuses, unless a State held across the batch may read the old
 // values; then it keeps those.

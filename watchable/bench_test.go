@@ -158,9 +158,10 @@ func BenchmarkReplaceUnchanged(b *testing.B) {
 }
 
 // BenchmarkSmallBatch measures a Batch of k Stores into a map of 10,000
-// entries, for the small batches translators and providers make: the
-// grouping that helps large batches (see Batch.flush) must not cost them.
-// val=big stores a 256-byte struct by value.
+// entries, for the small batches translators and providers make: holding
+// Stores back, which helps large batches into large maps (see
+// storesAhead), must not cost them. val=big stores a 256-byte struct by
+// value.
 func BenchmarkSmallBatch(b *testing.B) {
 	const n = 10_000
 	for _, k := range []int{1, 4, 20} {
@@ -199,9 +200,10 @@ func BenchmarkSmallBatch(b *testing.B) {
 }
 
 // BenchmarkFill measures a provider's first load: a Batch of n Stores of
-// distinct keys into an empty map, which builds the trie at once (see
-// Batch.filling), and walking the map it made (State().All()), whose
-// speed depends on how its nodes lie in memory.
+// distinct keys into an empty map, which grows the table as it goes and
+// holds its Stores back once the table is large (see storesAhead), and
+// walking the map it made (State().All()), whose speed depends on how its
+// entries lie in memory.
 func BenchmarkFill(b *testing.B) {
 	for _, n := range []int{10, 1000, 100_000, 1_000_000} {
 		keys := make([]string, n)

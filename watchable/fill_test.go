@@ -12,11 +12,13 @@ import (
 	"github.com/switchyard-go/switchyard/watchable"
 )
 
-// A Batch into an empty map keeps its Stores and builds the trie from all
-// of them at once (see Batch.filling). These tests run the same batches
-// that way and one Store at a time (a batch that asks Len first), and want
-// nothing to tell the two apart: contents, revisions, what subscribers of
-// the map and of its partitions are told, reads inside the batch.
+// A Batch into an empty map grows the table as it goes, and once the
+// table is large holds its last Stores back (see storesAhead in
+// batchahead.go). These tests run the same batches that way and one Store
+// at a time (a batch that asks Len after every Store, which applies the
+// Stores held back), and want nothing to tell the two apart: contents,
+// revisions, what subscribers of the map and of its partitions are told,
+// reads inside the batch.
 
 // fillOp is one write or read of a batch in these tests.
 type fillOp[V any] struct {
@@ -40,18 +42,19 @@ func fillOps[V any](r *rand.Rand, n, keys int, reads bool, val func(*rand.Rand) 
 	return ops
 }
 
-// runFill applies ops to m in one batch, first asking Len when oneByOne
-// (which ends filling before any Store), and returns what its Loads found.
+// runFill applies ops to m in one batch, asking Len after every Store
+// when oneByOne (which applies the Stores held back), and returns what
+// its Loads found.
 func runFill[V any](m *watchable.Map[int, V], ops []fillOp[V], oneByOne bool) []string {
 	var loads []string
 	m.Batch(func(b *watchable.Batch[int, V]) {
-		if oneByOne {
-			b.Len()
-		}
 		for _, o := range ops {
 			switch o.op {
 			case 0:
 				b.Store(o.key, o.val)
+				if oneByOne {
+					b.Len()
+				}
 			case 1:
 				v, ok := b.Load(o.key)
 				loads = append(loads, fmt.Sprint(v, ok, b.Len()))
@@ -81,7 +84,9 @@ func TestBatchIntoAnEmptyMapIsOneStoreAfterAnother(t *testing.T) {
 		{"stores, unwatched", 300, 100, false, false, 20},
 		{"stores and reads", 300, 100, true, true, 20},
 		{"one key", 20, 1, false, true, 20},
-		{"large", 20000, 15000, false, true, 2},
+		// Enough keys for a large table (65,536 slots), where Stores
+		// are held back.
+		{"large", 70000, 60000, false, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range tc.seeds {

@@ -37,13 +37,15 @@
 // it writes a version of its own after the published one, and keeps what
 // the slot held in an undo log at the index that version gives (undo.go),
 // where readers of the published version find it; the batch then publishes
-// the version after all of those. What it replaced that a snapshot may
-// still read, it keeps: when that is a good part of the batch, by keeping
-// a copy of its undo log, frozen, which the older snapshots go on reading
-// by version (frozen.go; its pointers in keep blocks of its own), and
-// otherwise in records; a later write to a
-// slot moves what the frozen log holds of it into the slot's records. A snapshot is a version number and
-// the slot array of that version, taken in O(1); Get at a version reads
+// the version after all of those. A writer that knows its next keys can
+// prefetch their slots first (Table.Prefetch, FindHashed), so that the
+// cache misses of consecutive writes to a large table overlap. What it
+// replaced that a snapshot may still read, it keeps: when that is a good
+// part of the batch, by keeping a copy of its undo log, frozen, which the
+// older snapshots go on reading by version (frozen.go; its pointers in
+// keep blocks of its own), and otherwise in records; a later write to a
+// slot moves what the frozen log holds of it into the slot's records. A
+// snapshot is a version number and the slot array of that version, taken in O(1); Get at a version reads
 // the slot, and its records and its page's copies when the slot is newer.
 // A table that grows makes a new array of the newest values; snapshots
 // taken before keep reading the old one, which nobody writes again. While
