@@ -19,10 +19,10 @@ type Batch[K comparable, V any] struct {
 	record           bool
 	dirty, effective bool
 	done             bool
-	n                int                // the number of entries, as the batch has them
 	plain            uint32             // the map's plain kind of V (see plain.go)
+	recheck          int32              // Stores before startAhead asks again
+	n                int                // the number of entries, as the batch has them
 	ahead            *storesAhead[K, V] // the map's, while Stores wait in it (see Store)
-	recheck          int                // Stores before startAhead asks again
 }
 
 func (b *Batch[K, V]) live() {
@@ -48,7 +48,7 @@ func (b *Batch[K, V]) Store(key K, value V) {
 	a := b.ahead
 	if a == nil {
 		if b.recheck--; b.recheck >= 0 || !b.startAhead() {
-			b.apply(key, value, 0)
+			b.apply(key, &value, 0)
 			return
 		}
 		a = b.ahead
@@ -62,22 +62,22 @@ func (b *Batch[K, V]) Store(key K, value V) {
 		return
 	}
 	w := &a.waiting[a.first]
-	b.apply(w.key, w.value, w.hash)
+	b.apply(w.key, &w.value, w.hash)
 	*w = waitingStore[K, V]{key, value, h}
 	a.first = (a.first + 1) % aheadStores
 }
 
 // apply sets key, whose hash is h (or 0, unknown), to value, the map's own
 // copy, unless the two are identical.
-func (b *Batch[K, V]) apply(key K, value V, h uint64) {
+func (b *Batch[K, V]) apply(key K, value *V, h uint64) {
 	var c mvcc.Ref[K, V]
 	b.m.tab.FindHashed(key, h, &c)
 	old, ok := c.Value()
-	silent := ok && equalAs(b.plain, old, value)
+	silent := ok && equalAs(b.plain, old, *value)
 	if silent && exactAs[V](b.plain) {
 		return // nobody could tell the two apart
 	}
-	b.put(&c, old, ok, value, silent)
+	b.put(&c, old, ok, *value, silent)
 }
 
 // put sets the key c found, whose value is old if ok, to value, the map's

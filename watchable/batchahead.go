@@ -48,7 +48,7 @@ type waitingStore[K comparable, V any] struct {
 // held.
 func (b *Batch[K, V]) startAhead() bool {
 	if unsafe.Sizeof(waitingStore[K, V]{}) > maxWaitingSize {
-		b.recheck = math.MaxInt
+		b.recheck = math.MaxInt32
 		return false
 	}
 	if !b.m.tab.Large() {
@@ -76,7 +76,7 @@ func (b *Batch[K, V]) flush() {
 	}
 	for ; a.n > 0; a.n-- {
 		w := &a.waiting[a.first]
-		b.apply(w.key, w.value, w.hash)
+		b.apply(w.key, &w.value, w.hash)
 		*w = waitingStore[K, V]{}
 		a.first = (a.first + 1) % aheadStores
 	}
