@@ -157,6 +157,39 @@ func BenchmarkReplaceUnchanged(b *testing.B) {
 	})
 }
 
+// BenchmarkLargeReplace measures a provider re-listing 100,000 entries,
+// a map large enough that each entry's lookup misses the cache (see
+// replaceAhead): unchanged, where Replace compares every entry and writes
+// nothing, and changed, where every value differs from the map's (two
+// listings taking turns).
+func BenchmarkLargeReplace(b *testing.B) {
+	const n = 100_000
+	b.Run("unchanged", func(b *testing.B) {
+		m := fill(n)
+		entries := m.LoadAll()
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Replace(entries)
+		}
+	})
+	b.Run("changed", func(b *testing.B) {
+		m := fill(n)
+		var lists [2]map[int]int
+		for j := range lists {
+			lists[j] = make(map[int]int, n)
+			for i := range n {
+				lists[j][i] = i + 1 + j
+			}
+		}
+		b.ReportAllocs()
+		j := 0
+		for b.Loop() {
+			m.Replace(lists[j])
+			j ^= 1
+		}
+	})
+}
+
 // BenchmarkSmallBatch measures a Batch of k Stores into a map of 10,000
 // entries, for the small batches translators and providers make: holding
 // Stores back, which helps large batches into large maps (see
