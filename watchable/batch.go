@@ -226,8 +226,10 @@ func (m *Map[K, V]) commit(b *Batch[K, V], fn func(b *Batch[K, V])) {
 // changed. Only the values that changed (or, for types whose Equal method
 // ignores fields, that are equal but not identical) are deep-copied, so
 // re-listing a large, mostly unchanged source costs a comparison per entry;
-// the caller keeps entries and must not change it during the call. After
-// Close, Replace does nothing.
+// the caller keeps entries and must not change it during the call. With
+// many entries, or into a large map, Replace prefetches each entry's slot
+// a few entries before it compares it, as a Batch does its Stores (see
+// Map.Batch). After Close, Replace does nothing.
 func (m *Map[K, V]) Replace(entries map[K]V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -247,15 +249,43 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 			b.Delete(k)
 		}
 		exact := exactAs[V](b.plain)
-		for k, v := range entries {
-			var c mvcc.Ref[K, V]
-			m.tab.Find(k, &c)
-			old, ok := c.Value()
-			silent := ok && equalAs(b.plain, old, v)
-			if silent && exact {
-				continue
+		if !replaceAhead(m, len(entries)) {
+			for k, v := range entries {
+				b.replaceOne(k, &v, 0, exact)
 			}
-			b.put(&c, old, ok, copyAs(b.plain, v), silent)
+			return
 		}
+		// The keys are distinct, so the order they are applied in does
+		// not matter: each waits in ring, its slot prefetched, while the
+		// next few are found (see storesAhead).
+		var ring [aheadStores]waitingStore[K, V]
+		n := 0
+		for k, v := range entries {
+			w := &ring[n%aheadStores]
+			if n >= aheadStores {
+				b.replaceOne(w.key, &w.value, w.hash, exact)
+			}
+			*w = waitingStore[K, V]{k, v, m.tab.Prefetch(k)}
+			n++
+		}
+		for i := max(0, n-aheadStores); i < n; i++ {
+			w := &ring[i%aheadStores]
+			b.replaceOne(w.key, &w.value, w.hash, exact)
+		}
+		clear(ring[:]) // keep no value alive
 	})
+}
+
+// replaceOne is Replace's write of one entry: key, whose hash is h (or 0,
+// unknown), gets a deep copy of *value unless the two are identical.
+// exact is exactAs[V](b.plain), which Replace asks once.
+func (b *Batch[K, V]) replaceOne(key K, value *V, h uint64, exact bool) {
+	var c mvcc.Ref[K, V]
+	b.m.tab.FindHashed(key, h, &c)
+	old, ok := c.Value()
+	silent := ok && equalAs(b.plain, old, *value)
+	if silent && exact {
+		return
+	}
+	b.put(&c, old, ok, copyAs(b.plain, *value), silent)
 }

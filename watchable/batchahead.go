@@ -62,6 +62,18 @@ func (b *Batch[K, V]) startAhead() bool {
 	return true
 }
 
+// replaceAhead reports whether Replace should hold its entries back as a
+// batch holds Stores (see storesAhead): when the key and value are small,
+// and the table is large or n entries will make it so. m.mu is held.
+func replaceAhead[K comparable, V any](m *Map[K, V], n int) bool {
+	return unsafe.Sizeof(waitingStore[K, V]{}) <= maxWaitingSize && (m.tab.Large() || n >= largeReplace)
+}
+
+// largeReplace is the number of entries from which Replace holds them
+// back even into a table that is not large yet: it will grow large on
+// the way (the table is large from 65,536 slots).
+const largeReplace = 1 << 16
+
 // recheckStores is how many Stores into a map that is not large a batch
 // makes before it asks again: a table grows to several times its size at
 // once, so a batch that makes it large starts its Stores waiting a few

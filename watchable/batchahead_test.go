@@ -132,3 +132,34 @@ func TestPanickingBatchDropsStoresHeldBack(t *testing.T) {
 		t.Fatalf("after a panicking batch k0 = %v, want nil", v)
 	}
 }
+
+// TestWhenReplaceHoldsEntriesBack checks replaceAhead: a Replace holds its
+// entries back (and TestLargeReplaceIsOneWriteAfterAnother tests that
+// way) into a large map, or with enough entries to make one, of small
+// keys and values.
+func TestWhenReplaceHoldsEntriesBack(t *testing.T) {
+	var empty, big Map[string, int]
+	var wide Map[string, [8]int]
+	entries := map[string]int{}
+	for i := range largeReplace {
+		entries[fmt.Sprint("k", i)] = i
+	}
+	big.Replace(entries)
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"an empty map, one entry", replaceAhead(&empty, 1), false},
+		{"an empty map, largeReplace entries", replaceAhead(&empty, largeReplace), true},
+		{"a large map, one entry", replaceAhead(&big, 1), true},
+		{"64-byte values, largeReplace entries", replaceAhead(&wide, largeReplace), false},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: replaceAhead = %v; want %v", c.name, c.got, c.want)
+		}
+	}
+	if !big.tab.Large() {
+		t.Errorf("a map of largeReplace (%d) entries is not large", largeReplace)
+	}
+}
