@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -91,21 +92,16 @@ func (l *undoLog) add(a *array, s *slot, w uint64, v raw, ptr bool) uint64 {
 	x := l.n
 	bp := l.blocks.Load()
 	if bp == nil || x/undoBlockSize >= uint64(len(*bp)) {
-		var blocks []*undoBlock
-		if bp != nil {
-			blocks = append(blocks, *bp...)
-		}
-		if ptr {
-			b := make([]pointerUndo, undoBlockSize)
-			blocks = append(blocks, (*undoBlock)(unsafe.Pointer(unsafe.SliceData(b))))
-		} else {
-			blocks = append(blocks, new(undoBlock))
-		}
-		bp = &blocks
-		l.blocks.Store(bp)
+		bp = l.grow(bp, ptr)
 	}
 	if a != l.arr && l.grew == noGrowth {
 		l.grew = x
+	}
+	if len(l.slots) == cap(l.slots) {
+		// Doubling: append grows a long slice by a quarter, which
+		// allocates five times the final length over a batch of
+		// 100,000 entries, where doubling allocates twice.
+		l.slots = slices.Grow(l.slots, max(len(l.slots), undoBlockSize))
 	}
 	l.slots = append(l.slots, uint32(s.index(a.slots)))
 	u := &(*bp)[x/undoBlockSize][x%undoBlockSize]
@@ -113,6 +109,29 @@ func (l *undoLog) add(a *array, s *slot, w uint64, v raw, ptr bool) uint64 {
 	storeRaw(&u.v, v, ptr)
 	l.n = x + 1
 	return x
+}
+
+// grow adds a block to the list bp (nil for none), publishes the longer
+// list and returns it. The list grows in place while its array has room:
+// a reader indexes only below the length of the list it loaded, and the
+// writer only writes past the longest it published for that array (end
+// keeps a list whole or drops it), so the new element is no reader's. A
+// batch of n entries copies O(n) block pointers, not a list per block.
+func (l *undoLog) grow(bp *[]*undoBlock, ptr bool) *[]*undoBlock {
+	var b *undoBlock
+	if ptr {
+		pb := make([]pointerUndo, undoBlockSize)
+		b = (*undoBlock)(unsafe.Pointer(unsafe.SliceData(pb)))
+	} else {
+		b = new(undoBlock)
+	}
+	var blocks []*undoBlock
+	if bp != nil {
+		blocks = *bp
+	}
+	blocks = append(blocks, b)
+	l.blocks.Store(&blocks)
+	return &blocks
 }
 
 // find returns what the slot the batch under way wrote as version ver

@@ -2,8 +2,10 @@ package mvcc
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"testing"
+	"unsafe"
 	"weak"
 )
 
@@ -93,4 +95,55 @@ func TestUndoLogKnowsTheArrayItBeganIn(t *testing.T) {
 			t.Errorf("the log has %d entries and grew at %d; want 100, and a growth after the first ten", x, tb.undo.grew)
 		}
 	})
+}
+
+// TestUndoLogGrowsItsListInPlace fills a log of 400 blocks and measures
+// what it allocated besides the blocks and the slot indexes: the list of
+// blocks, which must grow by appending (about 16 bytes and a 24-byte
+// header a block), not by a copy of the whole list per block (2,400
+// bytes a block on average at 400 blocks).
+func TestUndoLogGrowsItsListInPlace(t *testing.T) {
+	const blocks = 400
+	const n = blocks * undoBlockSize
+	tb := New[string, uint64](0)
+	tb.Store("k", 1)
+	arr := tb.meta.Load().arr
+	s, _, _ := tb.find(arr.slots, "k")
+	var l undoLog
+	l.slots = make([]uint32, 0, n) // measured apart, below
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l.begin(1, arr)
+	for range n {
+		l.add(arr, s, 0, raw{}, false)
+	}
+	runtime.ReadMemStats(&after)
+	if got := l.room(); got != n {
+		t.Fatalf("the log has room for %d entries after %d; want %d", got, n, n)
+	}
+	blockBytes := uint64(blocks * unsafe.Sizeof(undoBlock{}))
+	extra := int64(after.TotalAlloc-before.TotalAlloc) - int64(blockBytes)
+	if extra > 64*blocks {
+		t.Errorf("%d entries allocated %d bytes besides the blocks: %d a block; want at most 64",
+			n, extra, extra/blocks)
+	}
+	l.end(1, false)
+
+	// The slot indexes grow by doubling, about nine arrays from 256 to
+	// 102,400 entries, where append's growth by a quarter at that length
+	// makes over twenty and allocates about five times the final array.
+	l.slots = nil
+	l.begin(1, arr)
+	arrays, last := 0, (*uint32)(nil)
+	for range n {
+		l.add(arr, s, 0, raw{}, false)
+		if p := unsafe.SliceData(l.slots); p != last {
+			arrays, last = arrays+1, p
+		}
+	}
+	if limit := bits.Len(n/undoBlockSize) + 1; arrays > limit {
+		t.Errorf("the slot indexes of %d entries took %d arrays; want at most %d", n, arrays, limit)
+	}
+	l.end(1, false)
 }
