@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/switchyard-go/switchyard/internal/keyhash"
 )
 
 // Table is a map from keys of type K to values of type V. The methods
@@ -24,6 +26,7 @@ type Table[K comparable, V any] struct {
 	vals    valueMode // how the slots keep values (see slot)
 	ptr     bool      // vals is not valueWord: the slots' values are pointers
 	strKeys bool      // K is a string: most keys are kept as their bytes
+	intKeys uint8     // K is an integer of this many bytes, hashed by its bits; 0 if not
 
 	// stamps is the stamp of the current version (see Stamp) at
 	// stamps[version&1]; the writer sets the next version's at the
@@ -145,6 +148,7 @@ func (t *Table[K, V]) init(capacity int) {
 	t.vals = modeOf[V]()
 	t.ptr = t.vals != valueWord
 	t.strKeys = reflect.TypeFor[K]().Kind() == reflect.String
+	t.intKeys = intSize[K]()
 	t.trimAt = 1024
 	t.log.head = new(chunk[K])
 	t.log.tail.Store(t.log.head)
@@ -214,9 +218,39 @@ func (t *Table[K, V]) hash(k K) uint64 {
 	case hashOverride != nil:
 		return hashOverride(k)
 	case t.strKeys:
-		return strHash(*(*string)(unsafe.Pointer(&k)))
+		return keyhash.String(*(*string)(unsafe.Pointer(&k)))
+	case t.intKeys != 0:
+		return keyhash.Uint64(intBits(t.intKeys, unsafe.Pointer(&k)))
 	default:
 		return maphash.Comparable(seed, k)
+	}
+}
+
+// intSize is the size of K if it is an integer type (named or not), whose
+// bits the table hashes itself, and 0 otherwise: maphash.Comparable
+// hashes those keys through reflection, allocating, with the purego
+// build tag (see internal/keyhash).
+func intSize[K comparable]() uint8 {
+	switch t := reflect.TypeFor[K](); t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return uint8(t.Size())
+	}
+	return 0
+}
+
+// intBits returns the bits of the integer of size bytes at p. Equal
+// integers of one type have equal bits.
+func intBits(size uint8, p unsafe.Pointer) uint64 {
+	switch size {
+	case 8:
+		return *(*uint64)(p)
+	case 4:
+		return uint64(*(*uint32)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
+	default:
+		return uint64(*(*uint8)(p))
 	}
 }
 
@@ -225,7 +259,7 @@ func (t *Table[K, V]) hash(k K) uint64 {
 func (t *Table[K, V]) findHashed(slots []slot, k K, h uint64) (*slot, uint64, uint64) {
 	if h == 0 {
 		if t.strKeys && hashOverride == nil {
-			h = strHash(*(*string)(unsafe.Pointer(&k))) // without a call to hash: see find
+			h = keyhash.String(*(*string)(unsafe.Pointer(&k))) // without a call to hash: see find
 		} else {
 			h = t.hash(k)
 		}

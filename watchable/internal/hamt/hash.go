@@ -3,6 +3,8 @@ package hamt
 import (
 	"hash/maphash"
 	"math/bits"
+
+	"github.com/switchyard-go/switchyard/internal/keyhash"
 )
 
 const (
@@ -16,7 +18,8 @@ const (
 
 // seed is shared by every Map so that the zero Map needs no setup, and so that
 // maps can share subtrees: a node's layout is only meaningful under the seed
-// that built it.
+// that built it. keyhash hashes strings and integers with constants of its
+// own, shared alike; seed is maphash's, for the other key types.
 var seed = maphash.MakeSeed()
 
 // hashOverride replaces the seeded hash when non-nil. It exists so tests can
@@ -28,7 +31,7 @@ func hashOf[K comparable](k K) uint64 {
 	if hashOverride != nil {
 		return hashOverride(k)
 	}
-	return maphash.Comparable(seed, k)
+	return keyhash.Of(seed, k)
 }
 
 // Hash returns k's hash, for the *Hashed and *Owned methods of Map, so

@@ -1,0 +1,104 @@
+// Package keyhash hashes the keys of the repository's tables (the
+// versioned table of internal/mvcc, the tries of watchable's views and
+// their indexes): strings and integers with a hash of its own, every other
+// comparable type with hash/maphash.
+//
+// Its own hash is there for speed and for the purego build tag. A key of
+// up to 16 bytes is read in at most two words and mixed by two 128-bit
+// multiplications with random constants, where maphash.String takes three
+// calls to reach the runtime's hash. And with purego, maphash.Comparable
+// hashes through reflection and allocates on every call: a table of int
+// keys would allocate on every write.
+//
+// Hashes are seeded afresh in each process, as maphash's are, and are the
+// same for equal keys within one process.
+package keyhash
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
+
+// hashKeys are the random constants short keys are mixed with.
+var hashKeys = [3]uint64{rand.Uint64() | 1, rand.Uint64(), rand.Uint64() | 1}
+
+// seed is maphash's seed for the keys this package does not hash itself:
+// strings over 16 bytes.
+var seed = maphash.MakeSeed()
+
+// String is the hash of a string key: as good as maphash.String's for a
+// hash table, and faster for the short keys most maps have. A key of up to
+// 16 bytes is read in at most two words, which hold every byte of it;
+// longer keys go to maphash.
+func String(s string) uint64 {
+	n := len(s)
+	if n > 16 {
+		return maphash.String(seed, s)
+	}
+	b := unsafe.Slice(unsafe.StringData(s), n)
+	var x, y uint64
+	switch {
+	case n >= 8: // the first and the last eight bytes, overlapping below 16
+		x = binary.LittleEndian.Uint64(b)
+		y = binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4: // the first and the last four
+		x = uint64(binary.LittleEndian.Uint32(b))
+		y = uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	case n > 0: // one, two or three bytes: all of them
+		x = uint64(b[0])<<16 | uint64(b[n/2])<<8 | uint64(b[n-1])
+	}
+	return mix(x, y, uint64(n))
+}
+
+// Uint64 is the hash of an integer key, of any width, converted to
+// uint64 (a negative one sign-extended: equal keys hash alike).
+func Uint64(x uint64) uint64 {
+	return mix(x, x, 8)
+}
+
+// mix mixes the words x and y of a key of n bytes. The length goes into
+// the second round: in the first, a short key's words, which leave high
+// bytes free, could cancel it.
+func mix(x, y, n uint64) uint64 {
+	hi, lo := bits.Mul64(x^hashKeys[0], y^hashKeys[1])
+	hi, lo = bits.Mul64(hi^lo^n, hashKeys[2])
+	return hi ^ lo
+}
+
+// Of is the hash of k: String's for a string, Uint64's for an integer of
+// a predeclared type (int, uint8, uintptr, ...), and maphash.Comparable's
+// with seed s for anything else, named types included. Its type switch
+// costs a comparison or two of type words; a caller that knows its key
+// type once for all (a table does) calls String or Uint64 itself.
+func Of[K comparable](s maphash.Seed, k K) uint64 {
+	switch x := any(k).(type) {
+	case string:
+		return String(x)
+	case int:
+		return Uint64(uint64(x))
+	case uint64:
+		return Uint64(x)
+	case int64:
+		return Uint64(uint64(x))
+	case uint32:
+		return Uint64(uint64(x))
+	case int32:
+		return Uint64(uint64(x))
+	case uint:
+		return Uint64(uint64(x))
+	case uintptr:
+		return Uint64(uint64(x))
+	case uint16:
+		return Uint64(uint64(x))
+	case int16:
+		return Uint64(uint64(x))
+	case uint8:
+		return Uint64(uint64(x))
+	case int8:
+		return Uint64(uint64(x))
+	}
+	return maphash.Comparable(s, k)
+}
