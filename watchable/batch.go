@@ -225,8 +225,12 @@ func (m *Map[K, V]) commit(b *Batch[K, V], fn func(b *Batch[K, V])) {
 // It is one revision and one notification, and none at all when nothing
 // changed. Only the values that changed (or, for types whose Equal method
 // ignores fields, that are equal but not identical) are deep-copied, so
-// re-listing a large, mostly unchanged source costs a comparison per entry;
-// the caller keeps entries and must not change it during the call. With
+// re-listing a large, mostly unchanged source costs a comparison per entry,
+// and when the map holds no key that entries lacks, nothing more: only a
+// map with keys to delete is ranged over to find them. Keys new to the map
+// are added after the deletes, so that a re-list of new keys for old ones
+// does not grow the map to hold both. The caller keeps entries and must
+// not change it during the call. With
 // many entries, or into a large map, Replace prefetches each entry's slot
 // a few entries before it compares it, as a Batch does its Stores (see
 // Map.Batch). After Close, Replace does nothing.
@@ -239,53 +243,85 @@ func (m *Map[K, V]) Replace(entries map[K]V) {
 	b := m.newBatch()
 	defer b.end()
 	m.commit(b, func(b *Batch[K, V]) {
-		var gone []K
-		for k := range m.tab.Range {
-			if _, keep := entries[k]; !keep {
-				gone = append(gone, k)
-			}
-		}
-		for _, k := range gone {
-			b.Delete(k)
-		}
 		exact := exactAs[V](b.plain)
-		if !replaceAhead(m, len(entries)) {
-			for k, v := range entries {
-				b.replaceOne(k, &v, 0, exact)
+		// First the keys the map has: their count says whether any of
+		// its keys is missing from entries. The others wait until those
+		// are deleted, so that a re-list of new keys for old ones does
+		// not grow the table to hold both.
+		kept, added := b.replaceEach(entries, exact, false)
+		if kept < b.Len() {
+			// Some key is not in entries: find them all.
+			var gone []K
+			for k := range m.tab.Range {
+				if _, keep := entries[k]; !keep {
+					gone = append(gone, k)
+				}
 			}
-			return
-		}
-		// The keys are distinct, so the order they are applied in does
-		// not matter: each waits in ring, its slot prefetched, while the
-		// next few are found (see storesAhead).
-		var ring [aheadStores]waitingStore[K, V]
-		n := 0
-		for k, v := range entries {
-			w := &ring[n%aheadStores]
-			if n >= aheadStores {
-				b.replaceOne(w.key, &w.value, w.hash, exact)
+			for _, k := range gone {
+				b.Delete(k)
 			}
-			*w = waitingStore[K, V]{k, v, m.tab.Prefetch(k)}
-			n++
 		}
-		for i := max(0, n-aheadStores); i < n; i++ {
-			w := &ring[i%aheadStores]
-			b.replaceOne(w.key, &w.value, w.hash, exact)
-		}
-		clear(ring[:]) // keep no value alive
+		b.replaceEach(added, exact, true)
 	})
 }
 
+// replaceEach writes entries with replaceOne, and returns how many of
+// their keys the map had and, unless add, the entries whose keys it did
+// not have, unwritten. The keys are distinct, so the order they are
+// written in does not matter: with many entries, or into a large table
+// (see replaceAhead), each waits in a ring while its slot is prefetched,
+// and is written when the next few have been hashed (see storesAhead).
+func (b *Batch[K, V]) replaceEach(entries map[K]V, exact, add bool) (kept int, added map[K]V) {
+	write := func(k K, v *V, h uint64) {
+		switch {
+		case b.replaceOne(k, v, h, exact, add):
+			kept++
+		case !add:
+			if added == nil {
+				added = map[K]V{}
+			}
+			added[k] = *v
+		}
+	}
+	if !replaceAhead(b.m, len(entries)) {
+		for k, v := range entries {
+			write(k, &v, 0)
+		}
+		return kept, added
+	}
+	var ring [aheadStores]waitingStore[K, V]
+	i := 0
+	for k, v := range entries {
+		w := &ring[i%aheadStores]
+		if i >= aheadStores {
+			write(w.key, &w.value, w.hash)
+		}
+		*w = waitingStore[K, V]{k, v, b.m.tab.Prefetch(k)}
+		i++
+	}
+	for j := max(0, i-aheadStores); j < i; j++ {
+		w := &ring[j%aheadStores]
+		write(w.key, &w.value, w.hash)
+	}
+	clear(ring[:]) // keep no value alive
+	return kept, added
+}
+
 // replaceOne is Replace's write of one entry: key, whose hash is h (or 0,
-// unknown), gets a deep copy of *value unless the two are identical.
-// exact is exactAs[V](b.plain), which Replace asks once.
-func (b *Batch[K, V]) replaceOne(key K, value *V, h uint64, exact bool) {
+// unknown), gets a deep copy of *value unless the two are identical. A
+// key the map does not have is added only if add. It reports whether the
+// map had the key. exact is exactAs[V](b.plain), which Replace asks once.
+func (b *Batch[K, V]) replaceOne(key K, value *V, h uint64, exact, add bool) bool {
 	var c mvcc.Ref[K, V]
 	b.m.tab.FindHashed(key, h, &c)
 	old, ok := c.Value()
+	if !ok && !add {
+		return false
+	}
 	silent := ok && equalAs(b.plain, old, *value)
 	if silent && exact {
-		return
+		return true
 	}
 	b.put(&c, old, ok, copyAs(b.plain, *value), silent)
+	return ok
 }

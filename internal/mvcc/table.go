@@ -391,6 +391,15 @@ func (t *Table[K, V]) Prefetch(k K) uint64 {
 	return h
 }
 
+// Slots is the number of slots of the table's array, 0 before the first
+// write: what its size costs in memory, whatever its length. Writer only.
+func (t *Table[K, V]) Slots() int {
+	if m := t.meta.Load(); m != nil {
+		return len(m.arr.slots)
+	}
+	return 0
+}
+
 // Large reports whether the table's slots are many enough that a
 // writer's probes miss the processor's caches: then Prefetch pays for
 // itself. Writer only.
