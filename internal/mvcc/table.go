@@ -403,10 +403,7 @@ func (t *Table[K, V]) Slots() int {
 // Large reports whether the table's slots are many enough that a
 // writer's probes miss the processor's caches: then Prefetch pays for
 // itself. Writer only.
-func (t *Table[K, V]) Large() bool {
-	m := t.meta.Load()
-	return m != nil && len(m.arr.slots) >= largeSlots
-}
+func (t *Table[K, V]) Large() bool { return t.Slots() >= largeSlots }
 
 // largeSlots is the number of slots from which a table is Large: 1.5 MB
 // of slots, more than the L2 cache of most server cores.
