@@ -16,9 +16,10 @@ import (
 type kv[V any] interface {
 	subscribable[V]
 	Store(key string, v V)
-	// Fill stores value(i) at keys[i] for every key of an empty map. It is
-	// setup, never measured: switchyard does it in one Batch, the peer,
-	// which has no batches, with one Store per key.
+	// Fill stores value(i) at keys[i] for every key of an empty map, asking
+	// for the values in the order of keys. It is setup, never measured:
+	// switchyard does it in one Batch, the peer, which has no batches, with
+	// one Store per key.
 	Fill(keys []string, value func(i int) V)
 	Load(key string) (V, bool)
 	LoadAll() map[string]V

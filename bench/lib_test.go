@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,6 +40,29 @@ func TestLibrariesAgree(t *testing.T) {
 			w.expect(4)
 			m.Store(k, v)
 			waitSeen(t, w)
+		})
+	}
+}
+
+// TestFillOfManyKeys checks a fill large enough that a second goroutine
+// makes its values: every key holds the value made for it, whatever the
+// library.
+func TestFillOfManyKeys(t *testing.T) {
+	keys := keysFor(3*fillAhead + 5)
+	for _, lib := range slices.Concat(withFloor, []string{modelName}) {
+		t.Run(lib, func(t *testing.T) {
+			m := newKV[*Service](lib)
+			defer m.Close()
+			fill(m, keys, services)
+			for i, k := range keys {
+				got, ok := m.Load(k)
+				if !ok {
+					t.Fatalf("Load(%q) found nothing after fill", k)
+				}
+				if want := newService(i, 0); got.Name != want.Name || got.Spec.ClusterIP != want.Spec.ClusterIP {
+					t.Fatalf("Load(%q) = %s %s, want %s %s", k, got.Name, got.Spec.ClusterIP, want.Name, want.Spec.ClusterIP)
+				}
+			}
 		})
 	}
 }

@@ -198,10 +198,47 @@ func keysFor(n int) []string {
 }
 
 // fill stores keys[i] = vk.make(i, 0) for every key, before any subscriber
-// exists.
+// exists. For large maps a second goroutine makes the values, fillAhead at
+// a time, while this one stores them (Fill asks for them in key order):
+// filling a million Kubernetes-style values took 5.4 s for switchyard and
+// 11.8 s for the peer made here, 3.0 and 7.4 s made beside, a third of the
+// report's time at that size. The values made are garbage once stored (each
+// library keeps its own copy) and now lie in that goroutine's spans rather
+// than between the copies, as a provider's decoded objects do.
 func fill[V any](m kv[V], keys []string, vk valueKind[V]) {
-	m.Fill(keys, func(i int) V { return vk.make(i, 0) })
+	if len(keys) <= fillAhead {
+		m.Fill(keys, func(i int) V { return vk.make(i, 0) })
+		return
+	}
+	made := make(chan []V, 2)
+	go func() {
+		defer close(made)
+		for first := 0; first < len(keys); first += fillAhead {
+			vs := make([]V, min(fillAhead, len(keys)-first))
+			for j := range vs {
+				vs[j] = vk.make(first+j, 0)
+			}
+			made <- vs
+		}
+	}()
+	var vs []V // the values of keys[first:first+len(vs)]
+	first := 0
+	m.Fill(keys, func(i int) V {
+		if i-first == len(vs) {
+			first += len(vs)
+			vs = <-made
+		}
+		v := vs[i-first]
+		var zero V
+		vs[i-first] = zero // garbage as soon as it is stored
+		return v
+	})
+	for range made { // Fill asked for every value: this ends at once
+	}
 }
+
+// fillAhead is how many values fill's second goroutine makes at a time.
+const fillAhead = 4096
 
 // subscribers attaches n subscribers to m, numbered 0..n-1, that call fn
 // with their number and every snapshot (fn may be nil), and returns once
