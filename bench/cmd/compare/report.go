@@ -324,7 +324,7 @@ func writeReport(w io.Writer, t *table, solo []result, e env, others ...otherRun
 		p("%s\n", c.Line)
 	}
 	p("```\n\n")
-	p("To reproduce the whole report, from the repository root (without -large, which leaves out the million-entry Kubernetes-style and proto Stores, it takes about four minutes on two cores):\n\n```\ngo run ./bench/cmd/compare -large -o docs/benchmarks.md -raw bench.txt\n```\n\n")
+	p("To reproduce the whole report, from the repository root (without -large, which leaves out the million-entry Kubernetes-style and proto Stores, it takes about three minutes on two cores):\n\n```\ngo run ./bench/cmd/compare -large -o docs/benchmarks.md -raw bench.txt\n```\n\n")
 	p("A change to how the report is written, not to what it measures, needs no new run: `-from` renders the report again from the raw file of the run that took the figures.\n\n```\ngo run ./bench/cmd/compare -from bench.txt -o docs/benchmarks.md\n```\n\n")
 	p("One run can pass or miss a target near its limit by the machine's noise. To judge several runs of one commit, keep each run's raw file and give them all to `-from`: " +
 		"the Targets table then counts the runs that pass each target, and the other tables show the first run.\n\n" +
