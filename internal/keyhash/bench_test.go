@@ -43,5 +43,51 @@ func BenchmarkHash(b *testing.B) {
 			i++
 		}
 	})
+	named := make([]nodeName, len(keys))
+	for i, k := range keys {
+		named[i] = nodeName(k)
+	}
+	b.Run("named-string/keyhash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += Of(s, named[i%len(named)])
+			i++
+		}
+	})
+	b.Run("named-string/maphash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += maphash.Comparable(s, named[i%len(named)])
+			i++
+		}
+	})
+	b.Run("named-int/keyhash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += Of(s, narrow(i))
+			i++
+		}
+	})
+	b.Run("named-int/maphash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += maphash.Comparable(s, narrow(i))
+			i++
+		}
+	})
+	b.Run("struct/keyhash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += Of(s, pair{"a", i})
+			i++
+		}
+	})
+	b.Run("struct/maphash", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			sink += maphash.Comparable(s, pair{"a", i})
+			i++
+		}
+	})
 	_ = sink
 }

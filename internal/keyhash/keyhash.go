@@ -19,6 +19,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"unsafe"
 )
 
@@ -68,11 +69,20 @@ func mix(x, y, n uint64) uint64 {
 	return hi ^ lo
 }
 
-// Of is the hash of k: String's for a string, Uint64's for an integer of
-// a predeclared type (int, uint8, uintptr, ...), and maphash.Comparable's
-// with seed s for anything else, named types included. Its type switch
-// costs a comparison or two of type words; a caller that knows its key
-// type once for all (a table does) calls String or Uint64 itself.
+// Of is the hash of k: String's for a string, Uint64's for an integer
+// (IntBits, zero-extended, for a type of a name of its own), and
+// maphash.Comparable's with seed s for anything else. Its type switch over
+// the predeclared types costs a comparison or two of type words; a named
+// string or integer type (type NodeName string) is then told by its
+// kind. A caller that knows its key type once for all (a table does)
+// calls String or Uint64 itself.
+//
+// Named types are hashed here rather than by maphash.Comparable for the
+// purego build tag, under which maphash hashes through reflection and
+// allocates on every call. In an ordinary build, called through a generic
+// function as the trie calls it, a named int16 took 6.0 ns against
+// maphash's 12.3 and a named 12-byte string 6.9 against 7.7; a struct key
+// pays the kind test, 14.1 ns against 13.2.
 func Of[K comparable](s maphash.Seed, k K) uint64 {
 	switch x := any(k).(type) {
 	case string:
@@ -100,5 +110,38 @@ func Of[K comparable](s maphash.Seed, k K) uint64 {
 	case int8:
 		return Uint64(uint64(x))
 	}
+	if reflect.TypeFor[K]().Kind() == reflect.String {
+		return String(*(*string)(unsafe.Pointer(&k)))
+	}
+	if n := IntSize[K](); n != 0 {
+		return Uint64(IntBits(n, unsafe.Pointer(&k)))
+	}
 	return maphash.Comparable(s, k)
+}
+
+// IntSize is the size of K in bytes if it is an integer type, named or
+// not, and 0 otherwise: a caller that knows K once for all hashes such
+// keys with IntBits and Uint64.
+func IntSize[K comparable]() uint8 {
+	switch t := reflect.TypeFor[K](); t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return uint8(t.Size())
+	}
+	return 0
+}
+
+// IntBits returns the bits of the integer of size bytes (IntSize's) at p,
+// zero-extended. Equal integers of one type have equal bits.
+func IntBits(size uint8, p unsafe.Pointer) uint64 {
+	switch size {
+	case 8:
+		return *(*uint64)(p)
+	case 4:
+		return uint64(*(*uint32)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
+	default:
+		return uint64(*(*uint8)(p))
+	}
 }

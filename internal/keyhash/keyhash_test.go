@@ -112,14 +112,21 @@ func TestUint64SpreadsKeys(t *testing.T) {
 
 type named int
 
+// nodeName and narrow are a string and a narrow integer type of their own.
+type (
+	nodeName string
+	narrow   int16
+)
+
 type pair struct {
 	a string
 	b int
 }
 
 // TestOfIsTheTypesHash checks that Of gives strings String's hash and
-// integers of every predeclared type Uint64's, and that equal keys of
-// other types, named ones included, hash alike.
+// integers of every predeclared type Uint64's, string and integer types of
+// a name of their own the hash of their kind, and that equal keys of other
+// types hash alike.
 func TestOfIsTheTypesHash(t *testing.T) {
 	s := maphash.MakeSeed()
 	if got, want := Of(s, "node-1"), String("node-1"); got != want {
@@ -155,8 +162,14 @@ func TestOfIsTheTypesHash(t *testing.T) {
 	if Of(s, n1) != Of(s, n2) || Of(s, p1) != Of(s, p2) {
 		t.Error("equal keys of a named type or a struct hash differently")
 	}
-	if Of(s, n1) != maphash.Comparable(s, n1) {
-		t.Error("a named integer type is not hashed by maphash")
+	if got, want := Of(s, n1), Uint64(5); got != want {
+		t.Errorf("Of(named(5)) = %#x, want Uint64's %#x", got, want)
+	}
+	if got, want := Of(s, narrow(-5)), Uint64(0xfffb); got != want {
+		t.Errorf("Of(narrow(-5)) = %#x, want Uint64(0xfffb)'s %#x", got, want)
+	}
+	if got, want := Of(s, nodeName("node-1")), String("node-1"); got != want {
+		t.Errorf("Of(nodeName(node-1)) = %#x, want String's %#x", got, want)
 	}
 	if Of(s, pair{"a", 1}) == Of(s, pair{"a", 2}) {
 		t.Error("pair{a, 1} and pair{a, 2} hash alike")
@@ -175,6 +188,21 @@ func TestOfDoesNotAllocate(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("hashing strings and integers allocates %v times", n)
+	}
+	_ = sink
+}
+
+// TestOfNamedKeysDoNotAllocate checks that string and integer types of a
+// name of their own hash without allocating, also with the purego build
+// tag, under which maphash.Comparable would.
+func TestOfNamedKeysDoNotAllocate(t *testing.T) {
+	s := maphash.MakeSeed()
+	var sink uint64
+	n := testing.AllocsPerRun(100, func() {
+		sink += Of(s, nodeName("node-1")) + Of(s, named(123456789)) + Of(s, narrow(-5))
+	})
+	if n != 0 {
+		t.Errorf("hashing named strings and integers allocates %v times", n)
 	}
 	_ = sink
 }

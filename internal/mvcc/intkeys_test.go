@@ -6,7 +6,7 @@ type nodeID int32
 
 // TestIntegerKeysOfEveryWidth stores every key of an 8-bit type, and a
 // spread of a named 32-bit one, and reads each back: a table hashes an
-// integer key by its bits (intBits), which must hold all of them.
+// integer key by its bits (keyhash.IntBits), which must hold all of them.
 func TestIntegerKeysOfEveryWidth(t *testing.T) {
 	small := New[int8, uint64](0)
 	for k := -128; k < 128; k++ {

@@ -148,7 +148,7 @@ func (t *Table[K, V]) init(capacity int) {
 	t.vals = modeOf[V]()
 	t.ptr = t.vals != valueWord
 	t.strKeys = reflect.TypeFor[K]().Kind() == reflect.String
-	t.intKeys = intSize[K]()
+	t.intKeys = keyhash.IntSize[K]()
 	t.trimAt = 1024
 	t.log.head = new(chunk[K])
 	t.log.tail.Store(t.log.head)
@@ -220,37 +220,9 @@ func (t *Table[K, V]) hash(k K) uint64 {
 	case t.strKeys:
 		return keyhash.String(*(*string)(unsafe.Pointer(&k)))
 	case t.intKeys != 0:
-		return keyhash.Uint64(intBits(t.intKeys, unsafe.Pointer(&k)))
+		return keyhash.Uint64(keyhash.IntBits(t.intKeys, unsafe.Pointer(&k)))
 	default:
 		return maphash.Comparable(seed, k)
-	}
-}
-
-// intSize is the size of K if it is an integer type (named or not), whose
-// bits the table hashes itself, and 0 otherwise: maphash.Comparable
-// hashes those keys through reflection, allocating, with the purego
-// build tag (see internal/keyhash).
-func intSize[K comparable]() uint8 {
-	switch t := reflect.TypeFor[K](); t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return uint8(t.Size())
-	}
-	return 0
-}
-
-// intBits returns the bits of the integer of size bytes at p. Equal
-// integers of one type have equal bits.
-func intBits(size uint8, p unsafe.Pointer) uint64 {
-	switch size {
-	case 8:
-		return *(*uint64)(p)
-	case 4:
-		return uint64(*(*uint32)(p))
-	case 2:
-		return uint64(*(*uint16)(p))
-	default:
-		return uint64(*(*uint8)(p))
 	}
 }
 

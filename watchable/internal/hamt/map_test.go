@@ -120,6 +120,26 @@ func TestGetDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// nodeName is a key type of a name of its own, as a partition's often is.
+type nodeName string
+
+// TestGetOfANamedKeyDoesNotAllocate is TestGetDoesNotAllocate for a
+// named string key, which maphash.Comparable would hash by reflection,
+// allocating, with the purego build tag.
+func TestGetOfANamedKeyDoesNotAllocate(t *testing.T) {
+	var m Map[nodeName, int]
+	for i := range 1000 {
+		m = m.Set(nodeName(fmt.Sprintf("node-%d", i)), i)
+	}
+	key := nodeName("node-500")
+	if allocs := testing.AllocsPerRun(100, func() { m.Get(key) }); allocs != 0 {
+		t.Fatalf("Get allocates %v times", allocs)
+	}
+	if v, ok := m.Get(key); !ok || v != 500 {
+		t.Fatalf("Get(%q) = %d, %v", key, v, ok)
+	}
+}
+
 func TestIterationStopsEarly(t *testing.T) {
 	m := buildMap(slices.Collect(intRange(100)), func(k int) int { return k })
 	n := 0
