@@ -1,9 +1,6 @@
 package watchable
 
-import (
-	"github.com/switchyard-go/switchyard/internal/mvcc"
-	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
-)
+import "github.com/switchyard-go/switchyard/internal/mvcc"
 
 // Batch collects writes that a Map applies atomically: subscribers see all
 // of them in one snapshot, at one new revision, or none of them. A Batch is
@@ -92,8 +89,7 @@ func (b *Batch[K, V]) put(c *mvcc.Ref[K, V], old V, ok bool, value V, silent boo
 		b.effective = true
 	}
 	if b.record {
-		k := c.Key()
-		b.changes = append(b.changes, change[K, V]{key: k, hash: hamt.Hash(k), old: old, hadOld: ok, new: value, hasNew: true, silent: silent})
+		b.changes = append(b.changes, change[K, V]{key: c.Key(), hash: c.Hash(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent})
 	}
 }
 
@@ -114,7 +110,7 @@ func (b *Batch[K, V]) Delete(key K) {
 	b.n--
 	b.dirty, b.effective = true, true
 	if b.record {
-		b.changes = append(b.changes, change[K, V]{key: key, hash: hamt.Hash(key), old: old, hadOld: true})
+		b.changes = append(b.changes, change[K, V]{key: key, hash: c.Hash(), old: old, hadOld: true})
 	}
 }
 

@@ -472,3 +472,42 @@ func TestPartitionSizesFollowInitialization(t *testing.T) {
 		t.Fatal("Sizes of an initialized map is not initialized")
 	}
 }
+
+// TestSubscribeKeysOfEveryKeyKind checks that a keyed subscription is told
+// of its key's Store and Delete, and of nothing else, for keys of kinds
+// the table and the key index hash differently unless they agree: negative
+// narrow integers and keys maphash hashes (a struct, a float).
+func TestSubscribeKeysOfEveryKeyKind(t *testing.T) {
+	type narrow int16
+	type pair struct {
+		A string
+		B int
+	}
+	keyedOnce(t, int8(-3), int8(4))
+	keyedOnce(t, int32(-70000), int32(70000))
+	keyedOnce(t, narrow(-300), narrow(300))
+	keyedOnce(t, pair{"a", -1}, pair{"a", 1})
+	keyedOnce(t, -0.5, 0.5)
+	keyedOnce(t, strings.Repeat("node", 10), "node")
+}
+
+func keyedOnce[K comparable](t *testing.T, key, other K) {
+	t.Helper()
+	var m watchable.Map[K, int]
+	m.Store(key, 1)
+	m.Store(other, 1)
+	sub := m.SubscribeKeys(t.Context(), key)
+	if diff := cmp.Diff([]watchable.Update[K, int]{{Key: key, Value: 1}}, next(t, sub).Updates); diff != "" {
+		t.Fatalf("%v: first Updates (-want +got):\n%s", key, diff)
+	}
+	m.Store(other, 2)
+	nothingPending(t, sub)
+	m.Store(key, 2)
+	if diff := cmp.Diff([]watchable.Update[K, int]{{Key: key, Value: 2}}, next(t, sub).Updates); diff != "" {
+		t.Fatalf("%v: Updates after a Store (-want +got):\n%s", key, diff)
+	}
+	m.Delete(key)
+	if diff := cmp.Diff([]watchable.Update[K, int]{{Key: key, Delete: true, Value: 2}}, next(t, sub).Updates); diff != "" {
+		t.Fatalf("%v: Updates after a Delete (-want +got):\n%s", key, diff)
+	}
+}

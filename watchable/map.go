@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/switchyard-go/switchyard/internal/mvcc"
-	"github.com/switchyard-go/switchyard/watchable/internal/hamt"
 )
 
 // Map is a typed map that publishes its changes to subscribers.
@@ -49,8 +48,10 @@ type Map[K comparable, V any] struct {
 
 // change is one write to one key.
 type change[K comparable, V any] struct {
-	key      K
-	hash     uint64 // hamt.Hash(key): subscribers' windows index keys by it
+	key K
+	// hash is hamt.Hash(key), which subscribers' windows and views index
+	// keys by: the hash the table found key by (mvcc.Ref.Hash), the same.
+	hash     uint64
 	old, new V
 	hadOld   bool
 	hasNew   bool
@@ -166,8 +167,7 @@ func (m *Map[K, V]) storeAt(c *mvcc.Ref[K, V], value V) {
 		}
 		return
 	}
-	k := c.Key()
-	m.one[0] = change[K, V]{key: k, hash: hamt.Hash(k), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
+	m.one[0] = change[K, V]{key: c.Key(), hash: c.Hash(), old: old, hadOld: ok, new: value, hasNew: true, silent: silent}
 	m.publish(m.one[:], func(rev uint64) { c.Set(value, rev) })
 	m.one[0] = change[K, V]{} // keep no value alive
 }
@@ -194,7 +194,7 @@ func (m *Map[K, V]) delete(key K) (V, bool) {
 		m.signal()
 		return old, true
 	}
-	m.one[0] = change[K, V]{key: key, hash: hamt.Hash(key), old: old, hadOld: true}
+	m.one[0] = change[K, V]{key: key, hash: c.Hash(), old: old, hadOld: true}
 	m.publish(m.one[:], func(rev uint64) { c.Delete(rev) })
 	m.one[0] = change[K, V]{}
 	return old, true

@@ -27,7 +27,8 @@ import (
 var hashKeys = [3]uint64{rand.Uint64() | 1, rand.Uint64(), rand.Uint64() | 1}
 
 // seed is maphash's seed for the keys this package does not hash itself:
-// strings over 16 bytes.
+// strings over 16 bytes, and keys of types other than strings and
+// integers (Comparable).
 var seed = maphash.MakeSeed()
 
 // String is the hash of a string key: as good as maphash.String's for a
@@ -54,8 +55,8 @@ func String(s string) uint64 {
 	return mix(x, y, uint64(n))
 }
 
-// Uint64 is the hash of an integer key, of any width, converted to
-// uint64 (a negative one sign-extended: equal keys hash alike).
+// Uint64 is the hash of an integer key, of any width, whose bits IntBits
+// gives (zero-extended: equal keys of one type hash alike).
 func Uint64(x uint64) uint64 {
 	return mix(x, x, 8)
 }
@@ -69,13 +70,15 @@ func mix(x, y, n uint64) uint64 {
 	return hi ^ lo
 }
 
-// Of is the hash of k: String's for a string, Uint64's for an integer
-// (IntBits, zero-extended, for a type of a name of its own), and
-// maphash.Comparable's with seed s for anything else. Its type switch over
-// the predeclared types costs a comparison or two of type words; a named
-// string or integer type (type NodeName string) is then told by its
-// kind. A caller that knows its key type once for all (a table does)
-// calls String or Uint64 itself.
+// Of is the hash of k: String's for a string, Uint64's of IntBits for an
+// integer, and Comparable's for anything else. It is the one hash of a key
+// in this repository: a table (internal/mvcc, which knows its key type
+// once for all and calls String or Uint64 itself) and a trie hash a key
+// alike, so that a writer that found a key in the table hands its hash to
+// the tries and indexes of its subscribers rather than hashing it again.
+// Its type switch over the predeclared types costs a comparison or two of
+// type words; a named string or integer type (type NodeName string) is
+// then told by its kind.
 //
 // Named types are hashed here rather than by maphash.Comparable for the
 // purego build tag, under which maphash hashes through reflection and
@@ -83,7 +86,7 @@ func mix(x, y, n uint64) uint64 {
 // function as the trie calls it, a named int16 took 6.0 ns against
 // maphash's 12.3 and a named 12-byte string 6.9 against 7.7; a struct key
 // pays the kind test, 14.1 ns against 13.2.
-func Of[K comparable](s maphash.Seed, k K) uint64 {
+func Of[K comparable](k K) uint64 {
 	switch x := any(k).(type) {
 	case string:
 		return String(x)
@@ -96,7 +99,7 @@ func Of[K comparable](s maphash.Seed, k K) uint64 {
 	case uint32:
 		return Uint64(uint64(x))
 	case int32:
-		return Uint64(uint64(x))
+		return Uint64(uint64(uint32(x)))
 	case uint:
 		return Uint64(uint64(x))
 	case uintptr:
@@ -104,11 +107,11 @@ func Of[K comparable](s maphash.Seed, k K) uint64 {
 	case uint16:
 		return Uint64(uint64(x))
 	case int16:
-		return Uint64(uint64(x))
+		return Uint64(uint64(uint16(x)))
 	case uint8:
 		return Uint64(uint64(x))
 	case int8:
-		return Uint64(uint64(x))
+		return Uint64(uint64(uint8(x)))
 	}
 	if reflect.TypeFor[K]().Kind() == reflect.String {
 		return String(*(*string)(unsafe.Pointer(&k)))
@@ -116,8 +119,12 @@ func Of[K comparable](s maphash.Seed, k K) uint64 {
 	if n := IntSize[K](); n != 0 {
 		return Uint64(IntBits(n, unsafe.Pointer(&k)))
 	}
-	return maphash.Comparable(s, k)
+	return Comparable(k)
 }
+
+// Comparable is the hash of a key that is neither a string nor an
+// integer: maphash.Comparable's, with this package's seed.
+func Comparable[K comparable](k K) uint64 { return maphash.Comparable(seed, k) }
 
 // IntSize is the size of K in bytes if it is an integer type, named or
 // not, and 0 otherwise: a caller that knows K once for all hashes such

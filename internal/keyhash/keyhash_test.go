@@ -2,7 +2,6 @@ package keyhash
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
 	"strings"
 	"testing"
@@ -128,20 +127,21 @@ type pair struct {
 // a name of their own the hash of their kind, and that equal keys of other
 // types hash alike.
 func TestOfIsTheTypesHash(t *testing.T) {
-	s := maphash.MakeSeed()
-	if got, want := Of(s, "node-1"), String("node-1"); got != want {
+	if got, want := Of("node-1"), String("node-1"); got != want {
 		t.Errorf("Of(string) = %#x, want String's %#x", got, want)
 	}
 	const v = -3
-	neg := v
+	neg := int64(v)
 	for _, c := range []struct {
 		name string
 		got  uint64
+		bits uint64 // v's bits in the type, zero-extended
 	}{
-		{"int", Of(s, int(v))}, {"int64", Of(s, int64(v))}, {"int32", Of(s, int32(v))},
-		{"int16", Of(s, int16(v))}, {"int8", Of(s, int8(v))},
+		{"int", Of(int(v)), uint64(neg)}, {"int64", Of(int64(v)), uint64(neg)},
+		{"int32", Of(int32(v)), uint64(uint32(neg))}, {"int16", Of(int16(v)), uint64(uint16(neg))},
+		{"int8", Of(int8(v)), uint64(uint8(neg))},
 	} {
-		if want := Uint64(uint64(int64(neg))); c.got != want {
+		if want := Uint64(c.bits); c.got != want {
 			t.Errorf("Of(%s(%d)) = %#x, want Uint64's %#x", c.name, v, c.got, want)
 		}
 	}
@@ -150,8 +150,8 @@ func TestOfIsTheTypesHash(t *testing.T) {
 		got  uint64
 		x    uint64
 	}{
-		{"uint", Of(s, uint(7)), 7}, {"uint64", Of(s, uint64(7)), 7}, {"uint32", Of(s, uint32(7)), 7},
-		{"uint16", Of(s, uint16(7)), 7}, {"uint8", Of(s, uint8(7)), 7}, {"uintptr", Of(s, uintptr(7)), 7},
+		{"uint", Of(uint(7)), 7}, {"uint64", Of(uint64(7)), 7}, {"uint32", Of(uint32(7)), 7},
+		{"uint16", Of(uint16(7)), 7}, {"uint8", Of(uint8(7)), 7}, {"uintptr", Of(uintptr(7)), 7},
 	} {
 		if want := Uint64(c.x); c.got != want {
 			t.Errorf("Of(%s(%d)) = %#x, want Uint64's %#x", c.name, c.x, c.got, want)
@@ -159,19 +159,19 @@ func TestOfIsTheTypesHash(t *testing.T) {
 	}
 	n1, n2 := named(5), named(5)
 	p1, p2 := pair{"a", 1}, pair{"a", 1}
-	if Of(s, n1) != Of(s, n2) || Of(s, p1) != Of(s, p2) {
+	if Of(n1) != Of(n2) || Of(p1) != Of(p2) {
 		t.Error("equal keys of a named type or a struct hash differently")
 	}
-	if got, want := Of(s, n1), Uint64(5); got != want {
+	if got, want := Of(n1), Uint64(5); got != want {
 		t.Errorf("Of(named(5)) = %#x, want Uint64's %#x", got, want)
 	}
-	if got, want := Of(s, narrow(-5)), Uint64(0xfffb); got != want {
+	if got, want := Of(narrow(-5)), Uint64(0xfffb); got != want {
 		t.Errorf("Of(narrow(-5)) = %#x, want Uint64(0xfffb)'s %#x", got, want)
 	}
-	if got, want := Of(s, nodeName("node-1")), String("node-1"); got != want {
+	if got, want := Of(nodeName("node-1")), String("node-1"); got != want {
 		t.Errorf("Of(nodeName(node-1)) = %#x, want String's %#x", got, want)
 	}
-	if Of(s, pair{"a", 1}) == Of(s, pair{"a", 2}) {
+	if Of(pair{"a", 1}) == Of(pair{"a", 2}) {
 		t.Error("pair{a, 1} and pair{a, 2} hash alike")
 	}
 }
@@ -180,11 +180,10 @@ func TestOfIsTheTypesHash(t *testing.T) {
 // allocating, also with the purego build tag, under which maphash.Comparable
 // allocates on every call.
 func TestOfDoesNotAllocate(t *testing.T) {
-	s := maphash.MakeSeed()
 	key := strings.Repeat("k", 40) // over 16 bytes: maphash.String
 	var sink uint64
 	n := testing.AllocsPerRun(100, func() {
-		sink += Of(s, "node-1") + Of(s, key) + Of(s, 123456789) + Of(s, int64(-5)) + Of(s, uint32(9))
+		sink += Of("node-1") + Of(key) + Of(123456789) + Of(int64(-5)) + Of(uint32(9))
 	})
 	if n != 0 {
 		t.Errorf("hashing strings and integers allocates %v times", n)
@@ -196,10 +195,9 @@ func TestOfDoesNotAllocate(t *testing.T) {
 // name of their own hash without allocating, also with the purego build
 // tag, under which maphash.Comparable would.
 func TestOfNamedKeysDoNotAllocate(t *testing.T) {
-	s := maphash.MakeSeed()
 	var sink uint64
 	n := testing.AllocsPerRun(100, func() {
-		sink += Of(s, nodeName("node-1")) + Of(s, named(123456789)) + Of(s, narrow(-5))
+		sink += Of(nodeName("node-1")) + Of(named(123456789)) + Of(narrow(-5))
 	})
 	if n != 0 {
 		t.Errorf("hashing named strings and integers allocates %v times", n)

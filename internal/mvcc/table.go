@@ -1,7 +1,6 @@
 package mvcc
 
 import (
-	"hash/maphash"
 	"math/bits"
 	"reflect"
 	"runtime"
@@ -97,8 +96,6 @@ type meta struct {
 	size atomic.Int64
 	prev atomic.Pointer[meta] // cut when the next meta is made
 }
-
-var seed = maphash.MakeSeed()
 
 // beforePublish, when not nil, is called by a Store into the next version
 // after its writes and before it publishes the version, and inChange by a
@@ -209,7 +206,8 @@ func (t *Table[K, V]) Len() int {
 // string key measured 2-7% slower when find or hash was a call of its
 // own between the caller and the probe.
 func (t *Table[K, V]) find(slots []slot, k K) (*slot, uint64, uint64) {
-	return t.findHashed(slots, k, 0)
+	s, tag, w, _ := t.findHashed(slots, k, 0)
+	return s, tag, w
 }
 
 // hash is the hash of k that find probes by.
@@ -222,13 +220,14 @@ func (t *Table[K, V]) hash(k K) uint64 {
 	case t.intKeys != 0:
 		return keyhash.Uint64(keyhash.IntBits(t.intKeys, unsafe.Pointer(&k)))
 	default:
-		return maphash.Comparable(seed, k)
+		return keyhash.Comparable(k)
 	}
 }
 
 // findHashed is find for a key whose hash is h, or 0 for find to
-// compute it (a hash that is 0 is computed again).
-func (t *Table[K, V]) findHashed(slots []slot, k K, h uint64) (*slot, uint64, uint64) {
+// compute it (a hash that is 0 is computed again), and returns the hash
+// too.
+func (t *Table[K, V]) findHashed(slots []slot, k K, h uint64) (*slot, uint64, uint64, uint64) {
 	if h == 0 {
 		if t.strKeys && hashOverride == nil {
 			h = keyhash.String(*(*string)(unsafe.Pointer(&k))) // without a call to hash: see find
@@ -248,17 +247,17 @@ func (t *Table[K, V]) findHashed(slots []slot, k K, h uint64) (*slot, uint64, ui
 		s := &slots[i]
 		w := s.word.Load()
 		if w == 0 {
-			return s, tag, 0
+			return s, tag, 0, h
 		}
 		if w&identMask != tag {
 			continue
 		}
 		if n == boxedLen {
 			if *(*K)(s.kp) == k {
-				return s, tag, w
+				return s, tag, w, h
 			}
 		} else if unsafe.String((*byte)(s.kp), int(n)) == *(*string)(unsafe.Pointer(&k)) {
-			return s, tag, w
+			return s, tag, w, h
 		}
 	}
 }
@@ -345,8 +344,8 @@ func (t *Table[K, V]) DeleteStamped(k K, stamp uint64) bool {
 func (t *Table[K, V]) Find(k K, r *Ref[K, V]) {
 	t.ready()
 	m := t.meta.Load()
-	s, tag, w := t.find(m.arr.slots, k)
-	r.t, r.k, r.m, r.s, r.tag, r.w = t, k, m, s, tag, w
+	s, tag, w, h := t.findHashed(m.arr.slots, k, 0)
+	r.t, r.k, r.m, r.s, r.tag, r.w, r.h = t, k, m, s, tag, w, h
 }
 
 // Prefetch starts bringing the first slot that Find would probe for k
@@ -386,21 +385,25 @@ const largeSlots = 1 << 16
 // not help, but the result is right.
 func (t *Table[K, V]) FindHashed(k K, h uint64, r *Ref[K, V]) {
 	m := t.meta.Load()
-	s, tag, w := t.findHashed(m.arr.slots, k, h)
-	r.t, r.k, r.m, r.s, r.tag, r.w = t, k, m, s, tag, w
+	s, tag, w, h := t.findHashed(m.arr.slots, k, h)
+	r.t, r.k, r.m, r.s, r.tag, r.w, r.h = t, k, m, s, tag, w, h
 }
 
 // Ref is a key as Find found it.
 type Ref[K comparable, V any] struct {
-	t      *Table[K, V]
-	k      K
-	m      *meta
-	s      *slot
-	tag, w uint64
+	t         *Table[K, V]
+	k         K
+	m         *meta
+	s         *slot
+	tag, w, h uint64
 }
 
 // Key is the key looked for.
 func (r *Ref[K, V]) Key() K { return r.k }
+
+// Hash is the hash the table found the key by: keyhash.Of's (unless a
+// test replaced it), which the writer's other indexes of keys use too.
+func (r *Ref[K, V]) Hash() uint64 { return r.h }
 
 // Value is the key's newest value, as the writer sees it (inside a
 // Batch, with the batch's changes), and whether it is there.

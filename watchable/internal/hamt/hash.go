@@ -1,7 +1,6 @@
 package hamt
 
 import (
-	"hash/maphash"
 	"math/bits"
 
 	"github.com/switchyard-go/switchyard/internal/keyhash"
@@ -16,26 +15,27 @@ const (
 	hashBits = 64
 )
 
-// seed is shared by every Map so that the zero Map needs no setup, and so that
-// maps can share subtrees: a node's layout is only meaningful under the seed
-// that built it. keyhash hashes strings and integers with constants of its
-// own, shared alike; seed is maphash's, for the other key types.
-var seed = maphash.MakeSeed()
-
 // hashOverride replaces the seeded hash when non-nil. It exists so tests can
 // force collisions; it must only be changed while no Map is in use on another
 // goroutine, and maps built under one hash must not be used under another.
 var hashOverride func(any) uint64
 
+// hashOf is the hash of k. keyhash's is the same for every Map of the
+// process, so that the zero Map needs no setup, and so that maps can share
+// subtrees: a node's layout is only meaningful under the hash that built
+// it.
 func hashOf[K comparable](k K) uint64 {
 	if hashOverride != nil {
 		return hashOverride(k)
 	}
-	return keyhash.Of(seed, k)
+	return keyhash.Of(k)
 }
 
 // Hash returns k's hash, for the *Hashed and *Owned methods of Map, so
-// that a caller that looks a key up and then sets it hashes it once.
+// that a caller that looks a key up and then sets it hashes it once. It is
+// keyhash.Of's, the hash internal/mvcc's tables probe by too (unless a
+// test replaced either): a writer hands the hash its table found a key by
+// to the tries.
 func Hash[K comparable](k K) uint64 { return hashOf(k) }
 
 // bitpos is the bitmap bit of h's slot at the level that starts at shift.
