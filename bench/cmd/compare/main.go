@@ -121,7 +121,11 @@ var plan = []run{
 	// to 62 s on a quiet machine (round forty-seven). The peer's
 	// subscribed Stores skip there by themselves, but testing forced a
 	// collection of the million entries before each, so -skip names them.
-	{bench: `^BenchmarkStore$/^lib=(switchyard|floor|peer)$/^val=k8s$//^S=[018]$`, skip: `^BenchmarkStore$/^lib=peer$///^S=[1-9]`, benchtime: "20000x", count: 2, sizes: large, gcCycles: 1, large: true},
+	// The floor with eight subscribers is skipped too: no target reads it
+	// (target 3 divides by the floor without them), it was 1.00-1.11 times
+	// the floor without them at this size in round fifty-two's reports,
+	// and its two samples took about 9 s of this line.
+	{bench: `^BenchmarkStore$/^lib=(switchyard|floor|peer)$/^val=k8s$//^S=[018]$`, skip: `^BenchmarkStore$/^lib=(peer|floor)$///^S=[1-9]`, benchtime: "20000x", count: 2, sizes: large, gcCycles: 1, large: true},
 	// Proto messages at a million entries are for target 1 only, which
 	// compares with the peer: the floor would add a third fill of a
 	// million messages (about 12 s). One long sample: before b.Loop (see
