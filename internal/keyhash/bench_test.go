@@ -7,7 +7,11 @@ import (
 )
 
 // BenchmarkHash compares this package's hashes with maphash's for the
-// keys it hashes itself.
+// keys it hashes itself. Each case spells its loop out with its key type,
+// as a table of that type calls Of, rather than sharing a generic helper:
+// through one, the calls go by the shape's dictionary, a few percent
+// slower for ints (2.9 against 2.8 ns), and the figures docs/design.md
+// quotes are the direct calls'.
 func BenchmarkHash(b *testing.B) {
 	s := maphash.MakeSeed()
 	var sink uint64
