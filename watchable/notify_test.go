@@ -3,6 +3,7 @@ package watchable_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/switchyard-go/switchyard/watchable"
 )
@@ -54,4 +55,45 @@ func TestNotify(t *testing.T) {
 		t.Fatal("signalled after Close")
 	}
 	m.Notify(t.Context(), ch) // on a closed map: nothing
+}
+
+// TestNotifyOnePendingSignal checks that a signal pending in the channel
+// is enough, whatever its buffer: writes add no second one, and the write
+// after the reader took it signals again. An unbuffered channel is
+// signalled when its reader waits.
+func TestNotifyOnePendingSignal(t *testing.T) {
+	var m watchable.Map[string, int]
+	ch := make(chan struct{}, 4)
+	m.Notify(t.Context(), ch)
+	for i := range 10 {
+		m.Store("a", i+1)
+	}
+	if n := len(ch); n != 1 {
+		t.Fatalf("after 10 Stores a buffer of 4 holds %d signals; want 1", n)
+	}
+	<-ch
+	m.Store("a", 100)
+	if n := len(ch); n != 1 {
+		t.Fatalf("after a Store following the read, the buffer holds %d signals; want 1", n)
+	}
+
+	var u watchable.Map[string, int]
+	unbuffered := make(chan struct{})
+	u.NotifyKeys(t.Context(), unbuffered, "k")
+	got := make(chan struct{})
+	go func() {
+		<-unbuffered
+		close(got)
+	}()
+	for i := 0; ; i++ {
+		u.Store("k", i) // until the reader waits
+		select {
+		case <-got:
+			return
+		case <-time.After(time.Millisecond):
+		}
+		if i == 10000 {
+			t.Fatal("an unbuffered channel whose reader waits was never signalled")
+		}
+	}
 }
