@@ -70,7 +70,9 @@ func (n *notifier) signal() { send(n.ch) }
 // full channel: the write has taken effect before len looks, so the
 // pending signal it sees is received after that, and the reader's read
 // that follows finds the write. An unbuffered channel has len 0 and goes
-// to the select, which sends only to a receiver waiting.
+// to the select, which sends only to a receiver waiting. A write that finds
+// no signal pending makes the one call more, before the send that wakes the
+// reader, which costs far more.
 func send(ch chan<- struct{}) {
 	if len(ch) > 0 {
 		return
