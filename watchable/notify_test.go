@@ -82,8 +82,11 @@ func TestNotifyOnePendingSignal(t *testing.T) {
 	u.NotifyKeys(t.Context(), unbuffered, "k")
 	got := make(chan struct{})
 	go func() {
-		<-unbuffered
-		close(got)
+		select {
+		case <-unbuffered:
+			close(got)
+		case <-t.Context().Done(): // the test failed: no goroutine left behind
+		}
 	}()
 	for i := 0; ; i++ {
 		u.Store("k", i) // until the reader waits
